@@ -1,0 +1,171 @@
+"""Benchmark ct3d against PyTorch on the KernelBench ConvTranspose3d problems (GPU).
+
+Builds nothing: it imports ct3d, which loads build/libct3d.so or $CT3D_LIBRARY.
+For each problem it times ct3d, PyTorch's default path (cuDNN, TF32 allowed) and
+strict-float32 cuDNN (allow_tf32=False) on the same inputs, as the median of many
+CUDA-event timings after warm-up, rotating over several input sets so that not
+everything sits in L2; it checks each result against a float64 reference.
+
+    python bench/bench.py [--problems 58,61] [--reps 20] [--out DIR]
+
+Prints a progress line per problem and a table; writes bench.json and
+speedups.png to --out.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+import ct3d  # noqa: E402
+from ct3d.problems import PROBLEMS, BY_NUMBER  # noqa: E402
+
+
+def median_ms(fn, inputs, warmup, reps):
+    for i in range(warmup):
+        fn(inputs[i % len(inputs)])
+    torch.cuda.synchronize()
+    times = []
+    for i in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        x = inputs[i % len(inputs)]
+        start.record()
+        fn(x)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times), times
+
+
+def relative_error(out, ref):
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+class cudnn_tf32:
+    """Sets torch.backends.cudnn.allow_tf32 for a block (benchmark only, never the library)."""
+
+    def __init__(self, allowed):
+        self.allowed = allowed
+
+    def __enter__(self):
+        self.saved = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = self.allowed
+
+    def __exit__(self, *exc):
+        torch.backends.cudnn.allow_tf32 = self.saved
+
+
+def run_problem(problem, reps, warmup, input_sets):
+    torch.manual_seed(0)
+    conv = nn.ConvTranspose3d(**problem.conv).cuda()
+    inputs = [torch.rand(problem.input_shape(), device="cuda") for _ in range(input_sets)]
+    row = {"problem": problem.number, "label": problem.label, "gflop": problem.flops() / 1e9,
+           "shape": f"N={problem.batch} {problem.input_size} {problem.conv}"}
+
+    with torch.no_grad():
+        reference = F.conv_transpose3d(
+            inputs[0].double(), conv.weight.double(),
+            None if conv.bias is None else conv.bias.double(), conv.stride, conv.padding,
+            conv.output_padding, conv.groups, conv.dilation)
+        ours = lambda x: ct3d.conv_transpose3d_module(conv, x)  # noqa: E731
+        row["ct3d_ms"], row["ct3d_times"] = median_ms(ours, inputs, warmup, reps)
+        row["ct3d_err"] = relative_error(ours(inputs[0]), reference)
+        with cudnn_tf32(True):
+            row["default_ms"], _ = median_ms(conv, inputs, warmup, reps)
+            row["default_err"] = relative_error(conv(inputs[0]), reference)
+        with cudnn_tf32(False):
+            row["fp32_ms"], _ = median_ms(conv, inputs, warmup, reps)
+            row["fp32_err"] = relative_error(conv(inputs[0]), reference)
+    row["vs_default"] = row["default_ms"] / row["ct3d_ms"]
+    row["vs_fp32"] = row["fp32_ms"] / row["ct3d_ms"]
+    row["tflops"] = problem.flops() / row["ct3d_ms"] / 1e9
+    del reference, inputs
+    torch.cuda.empty_cache()
+    return row
+
+
+def environment():
+    props = torch.cuda.get_device_properties(0)
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        driver = "unknown"
+    return {"gpu": props.name, "sms": props.multi_processor_count, "driver": driver,
+            "torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(), "library": str(ct3d.library_path)}
+
+
+def write_chart(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    labels = [r["label"] for r in rows]
+    xs = range(len(rows))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.bar([x - 0.2 for x in xs], [r["vs_default"] for r in rows], 0.4, label="vs PyTorch default (TF32)")
+    ax.bar([x + 0.2 for x in xs], [r["vs_fp32"] for r in rows], 0.4, label="vs strict float32 cuDNN")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(list(xs), labels)
+    ax.set_yscale("log")
+    ax.set_ylabel("speedup (x)")
+    ax.set_title("ct3d conv_transpose3d speedup, float32-accurate")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--problems", default=",".join(str(p.number) for p in PROBLEMS))
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--input-sets", type=int, default=3)
+    parser.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench.py needs a CUDA GPU")
+
+    env = environment()
+    print(f"# {env['gpu']}, driver {env['driver']}, torch {env['torch']}, CUDA {env['cuda']}, "
+          f"cuDNN {env['cudnn']}", flush=True)
+    rows = []
+    for number in (int(n) for n in args.problems.split(",")):
+        row = run_problem(BY_NUMBER[number], args.reps, args.warmup, args.input_sets)
+        rows.append(row)
+        print(f"[{row['label']}] ct3d {row['ct3d_ms']:.3f} ms, default {row['default_ms']:.3f} ms, "
+              f"fp32 {row['fp32_ms']:.3f} ms, err {row['ct3d_err']:.1e}", flush=True)
+
+    geo = lambda key: math.exp(sum(math.log(r[key]) for r in rows) / len(rows))  # noqa: E731
+    summary = {"geomean_vs_default": geo("vs_default"), "geomean_vs_fp32": geo("vs_fp32"),
+               "max_err": max(r["ct3d_err"] for r in rows)}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps({"env": env, "rows": rows, "summary": summary}, indent=1))
+    try:
+        write_chart(rows, out / "speedups.png")
+    except ImportError:
+        print("# matplotlib missing: no chart")
+
+    print()
+    print(f"| problem | GFLOP | ct3d ms | default ms | fp32 ms | vs default | vs fp32 | TFLOP/s | ct3d err | default err |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['label']} | {r['gflop']:.1f} | {r['ct3d_ms']:.3f} | {r['default_ms']:.3f} | "
+              f"{r['fp32_ms']:.3f} | {r['vs_default']:.2f}x | {r['vs_fp32']:.2f}x | {r['tflops']:.1f} | "
+              f"{r['ct3d_err']:.1e} | {r['default_err']:.1e} |")
+    print(f"geomean: {summary['geomean_vs_default']:.2f}x vs default, "
+          f"{summary['geomean_vs_fp32']:.2f}x vs strict fp32; max err {summary['max_err']:.1e}")
+
+
+if __name__ == "__main__":
+    main()

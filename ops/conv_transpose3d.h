@@ -1,0 +1,29 @@
+// The kernels of ct3d::conv_transpose3d, one per backend, as plain C++ functions:
+// registration/ wires them into the dispatcher, and the Catch2 tests call them
+// directly. All take the op's schema arguments in the schema's order.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/SymInt.h>
+#include <c10/core/SymIntArrayRef.h>
+
+#include <optional>
+
+namespace ct3d {
+
+#define CT3D_CONV_TRANSPOSE3D_PARAMS                                                        \
+  const at::Tensor &input, const at::Tensor &weight, const std::optional<at::Tensor> &bias, \
+      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,                              \
+      c10::SymIntArrayRef output_padding, c10::SymInt groups, c10::SymIntArrayRef dilation
+
+// ct3d's own CPU kernel: float32 and float64, parallel over the machine's cores.
+at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS);
+
+// ct3d's own CUDA kernels: a 3xTF32 tensor-core implicit GEMM for float32, a direct
+// kernel for float64, float16 and bfloat16.
+at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS);
+
+// Output shape and dtype only, for fake tensors and torch.compile.
+at::Tensor conv_transpose3d_meta(CT3D_CONV_TRANSPOSE3D_PARAMS);
+
+}  // namespace ct3d

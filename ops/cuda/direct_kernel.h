@@ -1,0 +1,19 @@
+// The direct CUDA kernel: one thread per output element, gathering every tap that
+// lands on it. Simple and exact in any dtype; the float32 path uses the implicit
+// GEMM instead (ops/cuda/implicit_gemm.h).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include "ops/conv_transpose3d_args.h"
+
+namespace ct3d::cuda {
+
+// input: contiguous (N, C_in, D, H, W); weight: contiguous; bias: contiguous or
+// undefined; output: contiguous (N, C_out, OD, OH, OW), fully written.
+void launch_direct_conv_transpose3d(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                    const at::Tensor& weight, const at::Tensor& bias,
+                                    at::Tensor& output, cudaStream_t stream);
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,50 @@
+// The problem one implicit-GEMM launch solves, computed on the host and passed to
+// the kernel by value (it fits the 4 KB parameter space).
+//
+// GEMM view, per group and stride-phase: row = phase position (n, qd, qh, qw),
+// column = output channel of the group, reduction over (phase tap, input channel).
+// Rows are ordered with qw fastest, so what a row gathers for a fixed tap and
+// channel is consecutive in memory. All phases share one row numbering, sized by
+// the largest phase (residue 0); rows past a smaller phase's end are masked.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/cuda/phase_plan.h"
+
+namespace ct3d::cuda {
+
+// Residues per dimension the single launch covers, i.e. the largest stride of the
+// fast path.
+constexpr int kMaxResidues = 8;
+
+struct ResidueParams {
+  int taps;                           // kernel taps landing on this residue
+  int positions;                      // phase indices q in [0, positions)
+  int8_t kernel_tap[kMaxPhaseTaps];   // which kernel tap each phase tap is
+  int16_t input_shift[kMaxPhaseTaps]; // input index = q + input_shift
+};
+
+struct DimParams {
+  int stride;                         // = number of residues
+  int max_positions;                  // positions of residue 0, the largest
+  ResidueParams residue[kMaxResidues];
+};
+
+struct PhaseProblem {
+  DimParams dim[3];                   // depth, height, width
+  int phases;                         // stride_d * stride_h * stride_w
+  int positions_per_sample;           // product of max_positions
+  int64_t rows;                       // batch * positions_per_sample
+  int input_extent[3];
+  int64_t input_batch_stride, input_channel_stride, input_stride[3];
+  int64_t output_batch_stride, output_channel_stride, output_stride[3];
+  int cin_per_group, cout_per_group;
+  // Packed weights: [group][kD][kH][kW][cin_padded][cout_padded], TF32-split into
+  // a hi and a lo array, zero beyond the real channels so no tile needs checks.
+  int cin_padded, cout_padded;
+  int kernel_h, kernel_w;
+  int64_t packed_group_stride;
+};
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,59 @@
+// Thin wrappers over the PTX instructions the implicit GEMM needs: asynchronous
+// global-to-shared copies (cp.async) and the TF32 tensor-core product (mma.sync).
+#pragma once
+
+#include <cstdint>
+
+namespace ct3d::cuda {
+
+__device__ __forceinline__ uint32_t shared_address(const void* pointer) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+// Copies 4 bytes, or writes 4 zero bytes without reading when src_bytes is 0: the
+// zero padding of a convolution costs no memory traffic. Cached in L1 (.ca),
+// because neighbouring taps re-read the same input lines.
+__device__ __forceinline__ void cp_async_4_or_zero(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes));
+}
+
+// Copies 16 bytes, bypassing L1 (.cg): each weight tile is read once per block.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int kPendingGroups>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPendingGroups));
+}
+
+// x = hi + lo with hi a TF32 value (round to nearest) and lo the exact float32
+// remainder; the tensor core reads only lo's TF32 bits, which is accurate enough
+// because lo is already 2^-11 times smaller than x.
+__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
+  uint32_t rounded;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(x));
+  hi = rounded;
+  lo = __float_as_uint(x - __uint_as_float(rounded));
+}
+
+__device__ __forceinline__ float round_to_tf32(float x) {
+  uint32_t rounded;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(x));
+  return __uint_as_float(rounded);
+}
+
+// D = A * B + D for one 16x8x8 TF32 tile, accumulated in float32.
+__device__ __forceinline__ void mma_tf32_16x8x8(float (&d)[4], const uint32_t (&a)[4],
+                                                const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,18 @@
+// Meta kernel: the same checks as the real kernels, then an empty tensor of the
+// output's shape and dtype. Sizes stay symbolic so torch.compile(dynamic=True)
+// can trace the op without specialising the batch or spatial sizes.
+#include <ATen/ops/empty.h>
+
+#include "ops/conv_transpose3d.h"
+#include "ops/conv_transpose3d_args.h"
+
+namespace ct3d {
+
+at::Tensor conv_transpose3d_meta(CT3D_CONV_TRANSPOSE3D_PARAMS) {
+  const ConvTranspose3dArgs args = check_conv_transpose3d_args(
+      input, weight, bias, stride, padding, output_padding, groups, dilation);
+  check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "Meta");
+  return at::empty_symint(args.output_shape(), input.options());
+}
+
+}  // namespace ct3d

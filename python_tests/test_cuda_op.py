@@ -1,0 +1,160 @@
+"""The op on the GPU against a float64 reference. Skipped without a CUDA GPU."""
+
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from cases import conv_args, make_tensors, random_case, reference, relative_error
+from conftest import requires_cuda
+
+pytestmark = requires_cuda
+
+FLOAT32_BAR = 1e-5  # DEVELOPERS.md: ||out - ref|| / ||ref|| against float64
+
+
+def poison_allocator(nbytes):
+    """Fills freed allocator memory with NaN so an unwritten output element shows up."""
+    torch.empty(nbytes // 4 + 1024, device="cuda").fill_(float("nan"))
+
+
+def run_op(x, w, b, case):
+    poison_allocator(8 << 20)
+    return torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+
+
+@pytest.mark.parametrize("index", range(200))
+def test_random_sweep_float32(index):
+    case = random_case(random.Random(7000 + index), max_spatial=9, max_channels=20)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    out = run_op(x, w, b, case)
+    assert out.is_cuda and out.dtype == torch.float32
+    assert not out.isnan().any()
+    assert relative_error(out, reference(x, w, b, case)) <= FLOAT32_BAR, case
+
+
+@pytest.mark.parametrize("index", range(40))
+def test_random_sweep_float64(index):
+    case = random_case(random.Random(9000 + index))
+    x, w, b = make_tensors(case, torch.float64, "cuda")
+    assert relative_error(run_op(x, w, b, case), reference(x, w, b, case)) < 1e-12, case
+
+
+@pytest.mark.parametrize("dtype,bar", [(torch.float16, 2e-3), (torch.bfloat16, 1.6e-2)])
+def test_half_types_accumulate_in_float32(dtype, bar):
+    for index in range(10):
+        case = random_case(random.Random(11000 + index), max_channels=12)
+        x, w, b = make_tensors(case, dtype, "cuda")
+        out = run_op(x, w, b, case)
+        assert out.dtype == dtype
+        assert relative_error(out, reference(x, w, b, case)) <= bar, case
+
+
+TILE_EDGE_CASES = [
+    # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
+    (2, 40, 70, (5, 9, 13), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
+    (1, 17, 9, (7, 11, 19), (2, 3, 4), (2, 3, 1), (0, 1, 2), (1, 2, 0), 1, (1, 1, 2)),
+    (3, 24, 48, (4, 6, 33), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), 4, (1, 1, 1)),
+    (2, 32, 64, (6, 7, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), 1, (2, 2, 2)),
+    (1, 6, 130, (3, 4, 5), (1, 2, 3), (3, 1, 2), (0, 0, 1), (2, 0, 1), 2, (1, 3, 1)),
+    (2, 48, 24, (9, 10, 11), (3, 3, 3), (1, 1, 1), (2, 0, 1), (0, 0, 0), 3, (2, 1, 1)),
+    (1, 8, 8, (1, 1, 1), (4, 4, 4), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (5, 3, 5, (2, 30, 2), (33, 1, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("params", TILE_EDGE_CASES)
+@pytest.mark.parametrize("bias", [False, True])
+def test_tile_edges_groups_dilation_output_padding(params, bias):
+    batch, cin, cout, spatial, kernel, stride, padding, out_pad, groups, dilation = params
+    case = dict(batch=batch, cin=cin, cout=cout, spatial=list(spatial), kernel=list(kernel),
+                stride=list(stride), padding=list(padding), output_padding=list(out_pad),
+                groups=groups, dilation=list(dilation), bias=bias, batched=True)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    out = run_op(x, w, b, case)
+    assert relative_error(out, reference(x, w, b, case)) <= FLOAT32_BAR
+
+
+def test_kernelbench_shapes_scaled_down():
+    from ct3d.problems import PROBLEMS
+    for problem in PROBLEMS:
+        torch.manual_seed(problem.number)
+        conv = torch.nn.ConvTranspose3d(**dict(problem.conv, bias=True)).cuda()
+        x = torch.rand(problem.input_shape(batch=2, spatial_scale=4), device="cuda")
+        poison_allocator(64 << 20)
+        out = torch.ops.ct3d.conv_transpose3d(x, conv.weight, conv.bias, conv.stride, conv.padding,
+                                              conv.output_padding, conv.groups, conv.dilation)
+        ref = F.conv_transpose3d(x.double(), conv.weight.double(), conv.bias.double(), conv.stride,
+                                 conv.padding, conv.output_padding, conv.groups, conv.dilation)
+        assert relative_error(out, ref) <= FLOAT32_BAR, problem.label
+
+
+def test_non_contiguous_and_channels_last_inputs():
+    x = torch.randn(2, 16, 6, 7, 8, device="cuda")
+    w = torch.randn(16, 8, 3, 3, 3, device="cuda")
+    case = dict(stride=[2], padding=[1], output_padding=[1], groups=1, dilation=[1])
+    ref = reference(x, w, None, case)
+    for variant in (x.to(memory_format=torch.channels_last_3d), x.transpose(3, 4).contiguous().transpose(3, 4),
+                    torch.randn(2, 16, 6, 7, 16, device="cuda")[..., ::2].copy_(x)):
+        out = torch.ops.ct3d.conv_transpose3d(variant, w, None, *conv_args(case))
+        assert relative_error(out, ref) <= FLOAT32_BAR
+    w_t = w.transpose(0, 1).contiguous().transpose(0, 1)
+    assert relative_error(torch.ops.ct3d.conv_transpose3d(x, w_t, None, *conv_args(case)), ref) <= FLOAT32_BAR
+
+
+def test_unbatched_input():
+    x = torch.randn(8, 5, 6, 7, device="cuda")
+    w = torch.randn(8, 4, 3, 2, 3, device="cuda")
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, [2], [0], [1], 1, [1])
+    ref = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 2, 0, 1)
+    assert out.shape == ref.shape and relative_error(out, ref) <= FLOAT32_BAR
+
+
+def test_empty_batch_on_gpu():
+    out = torch.ops.ct3d.conv_transpose3d(torch.randn(0, 4, 3, 3, 3, device="cuda"),
+                                          torch.randn(4, 2, 3, 3, 3, device="cuda"))
+    assert out.shape == (0, 2, 5, 5, 5) and out.is_cuda
+
+
+def test_runs_on_the_current_stream():
+    x = torch.randn(4, 32, 16, 16, 16, device="cuda")
+    w = torch.randn(32, 32, 3, 3, 3, device="cuda")
+    expected = torch.ops.ct3d.conv_transpose3d(x, w)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    # Work queued on the side stream right before the op must be ordered before it.
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(10_000_000)
+        x_side = x * 1.0
+        out = torch.ops.ct3d.conv_transpose3d(x_side, w)
+        done = torch.cuda.Event()
+        done.record(stream)
+    done.synchronize()
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_second_device():
+    x = torch.randn(2, 8, 5, 5, 5, device="cuda:1")
+    w = torch.randn(8, 4, 3, 3, 3, device="cuda:1")
+    out = torch.ops.ct3d.conv_transpose3d(x, w)
+    assert out.device == x.device
+    assert relative_error(out, F.conv_transpose3d(x.double().cpu(), w.double().cpu())) <= FLOAT32_BAR
+
+
+def test_output_larger_than_2_pow_31_elements():
+    free, _ = torch.cuda.mem_get_info()
+    if free < 40 << 30:
+        pytest.skip("needs 40 GiB of free GPU memory")
+    # kernel 2, stride 2: every output element gets exactly one tap of every input
+    # channel, so an einsum gives an exact-enough reference slice by slice.
+    x = torch.rand(1, 4, 256, 256, 256, device="cuda")
+    w = torch.rand(4, 17, 2, 2, 2, device="cuda")
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, [2], [0], [0], 1, [1])
+    assert out.numel() > 2**31
+    for c in (0, 16):
+        expected = torch.einsum("idhw,iabc->dahbwc", x[0].double(), w[:, c].double())
+        got = out[0, c].view(256, 2, 256, 2, 256, 2)
+        assert relative_error(got, expected) <= FLOAT32_BAR
+        del expected

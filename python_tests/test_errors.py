@@ -1,0 +1,72 @@
+"""Bad input gets a clear RuntimeError naming the argument, as PyTorch does."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+op = torch.ops.ct3d.conv_transpose3d
+
+
+def ok_args():
+    return dict(input=torch.randn(1, 4, 3, 3, 3), weight=torch.randn(4, 2, 3, 3, 3), bias=None,
+                stride=[1], padding=[0], output_padding=[0], groups=1, dilation=[1])
+
+
+BAD = [
+    ("input rank", dict(input=torch.randn(4, 3, 3)), r"input must be a 4-D .* or 5-D"),
+    ("weight rank", dict(weight=torch.randn(4, 2, 3, 3)), r"weight must be a 5-D tensor"),
+    ("channels", dict(input=torch.randn(1, 3, 3, 3, 3)),
+     r"input channels must equal weight.size\(0\): got 3 .* expected 4"),
+    ("groups divide", dict(groups=3), r"weight.size\(0\) \(input channels\) must be divisible by groups: got 4 with groups=3"),
+    ("groups positive", dict(groups=0), r"groups must be positive, got 0"),
+    ("stride", dict(stride=[1, 0, 1]), r"stride must be positive, got 0 in height"),
+    ("dilation", dict(dilation=[0]), r"dilation must be positive, got 0 in depth"),
+    ("padding", dict(padding=[0, 0, -1]), r"padding must be non-negative, got -1 in width"),
+    ("output_padding", dict(output_padding=[1]), r"output_padding must be smaller than either stride or dilation"),
+    ("list length", dict(stride=[1, 2]), r"stride must be a single integer or a list of 3"),
+    ("bias size", dict(bias=torch.randn(3)), r"bias must be a 1-D tensor of out_channels elements: got shape \[3\], expected \[2\]"),
+    ("dtype mix", dict(weight=torch.randn(4, 2, 3, 3, 3, dtype=torch.float64)), r"weight must have the same dtype as input"),
+    ("bias dtype", dict(bias=torch.randn(2, dtype=torch.float64)), r"bias must have the same dtype as input"),
+    ("int dtype", dict(input=torch.ones(1, 4, 3, 3, 3, dtype=torch.int32),
+                       weight=torch.ones(4, 2, 3, 3, 3, dtype=torch.int32)), r"floating-point dtype"),
+    ("cpu half", dict(input=torch.randn(1, 4, 3, 3, 3).half(), weight=torch.randn(4, 2, 3, 3, 3).half()),
+     r"dtype Half is not supported on CPU"),
+    ("output size", dict(input=torch.randn(1, 4, 1, 1, 1), padding=[2]), r"output depth would be -1"),
+    ("empty spatial", dict(input=torch.randn(1, 4, 0, 3, 3)), r"input depth must be positive"),
+    ("device mix", dict(weight=torch.randn(4, 2, 3, 3, 3, device="meta")), r"weight must be on the same device as input"),
+]
+
+
+@pytest.mark.parametrize("name,change,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_argument_raises_clear_error(name, change, message):
+    args = ok_args()
+    args.update(change)
+    with pytest.raises(RuntimeError, match=message):
+        op(*args.values())
+
+
+@pytest.mark.parametrize("name,change,message", BAD, ids=[b[0] for b in BAD])
+def test_pytorch_also_rejects_it(name, change, message):
+    """Every case we reject, torch.nn.functional rejects too (same kind of error)."""
+    args = ok_args()
+    args.update(change)
+    if name == "list length":
+        pytest.skip("F.conv_transpose3d rejects it in its Python argument parser")
+    if name == "cpu half":
+        pytest.skip("PyTorch computes float16 on the CPU; ct3d's CPU kernel is float32/float64 only")
+    if name == "device mix":
+        pytest.skip("meta weights give a different dispatch error in PyTorch")
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        F.conv_transpose3d(*args.values())
+
+
+def test_valid_call_passes():
+    assert op(*ok_args().values()).shape == (1, 2, 5, 5, 5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_mixed_cpu_and_cuda():
+    args = ok_args()
+    args["weight"] = args["weight"].cuda()
+    with pytest.raises(RuntimeError, match="weight must be on the same device as input"):
+        op(*args.values())

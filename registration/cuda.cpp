@@ -1,0 +1,8 @@
+// Wires ct3d's CUDA kernel into the dispatcher; the kernel lives in ops/cuda/.
+#include <torch/library.h>
+
+#include "ops/conv_transpose3d.h"
+
+TORCH_LIBRARY_IMPL(ct3d, CUDA, m) {
+  m.impl("conv_transpose3d", &ct3d::conv_transpose3d_cuda);
+}

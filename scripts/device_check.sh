@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build against its torch, run the tests, benchmark.
+# Usage (from the repo root, on the device): bash scripts/device_check.sh [pytest args]
+# Writes logs and benchmark files to $OUT (or ./device_out), prints a short table last.
+set -uo pipefail
+OUT=${OUT:-$PWD/device_out}
+mkdir -p "$OUT"
+export TORCH_CUDA_ARCH_LIST=9.0a PYTHONUNBUFFERED=1
+BUILD=build-device
+catch_flag=()
+[ -f .device/catch2/catch.hpp ] && catch_flag=(-DCT3D_CATCH2_SINGLE_HEADER_DIR="$PWD/.device")
+start=$(date +%s)
+{ cmake -S . -B $BUILD -G Ninja "${catch_flag[@]}" && cmake --build $BUILD -j16; } >"$OUT/build.log" 2>&1 \
+  || { tail -40 "$OUT/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+export CT3D_LIBRARY=$PWD/$BUILD/libct3d.so
+if [ -x $BUILD/tests/ct3d_unit_tests ]; then
+  $BUILD/tests/ct3d_unit_tests >"$OUT/catch2.log" 2>&1; echo "catch2 rc=$? $(tail -2 "$OUT/catch2.log" | tr '\n' ' ')"
+fi
+python3 -m pytest -q -x python_tests "$@" >"$OUT/pytest.log" 2>&1; echo "pytest rc=$? $(tail -1 "$OUT/pytest.log")"
+grep -E "FAILED|Error" "$OUT/pytest.log" | head -20
+python3 bench/bench.py --out "$OUT" 2>&1 | tee "$OUT/bench.log"

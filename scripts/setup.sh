@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what ct3d needs on a fresh Debian 12 or 13 machine and builds it.
+# Idempotent: a second run installs nothing new and rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  # Catch2 is 2.13 on Debian 12 and 3.x on Debian 13; the tests build with either.
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake ninja-build catch2 binutils >/dev/null
+fi
+
+# A CUDA 13 build of PyTorch (taken from local disk where this image has it).
+# pip is capped at 2.14.1 on these machines; keep the cap.
+if ! python3 -c "import torch" >/dev/null 2>&1; then
+  python3 -m pip install -q "torch==2.14.1" || python3 -m pip install -q "torch>=2.4,<=2.14.1"
+fi
+python3 -m pip install -q pytest numpy
+
+# No GPU here means no architecture to detect: ct3d targets Hopper (sm_90a).
+export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0a}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCT3D_BUILD_TESTS=ON
+cmake --build build -j"$(nproc)"
