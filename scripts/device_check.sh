@@ -20,3 +20,10 @@ fi
 python3 -m pytest -q -x python_tests "$@" >"$OUT/pytest.log" 2>&1; echo "pytest rc=$? $(tail -1 "$OUT/pytest.log")"
 grep -E "FAILED|Error" "$OUT/pytest.log" | head -20
 python3 bench/bench.py --out "$OUT" 2>&1 | tee "$OUT/bench.log"
+# Hardware counters of the main kernel on the problems named in $CT3D_PROFILE.
+for p in ${CT3D_PROFILE:-}; do
+  ncu --clock-control none -k regex:implicit_gemm -s 2 -c 1 --section SpeedOfLight \
+    --section WarpStateStats --section Occupancy --section MemoryWorkloadAnalysis \
+    python3 bench/profile_one.py "$p" >"$OUT/ncu_$p.txt" 2>&1
+  grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Stall|L1/TEX Hit|L2 Hit" "$OUT/ncu_$p.txt" | head -12 | sed "s/^/[ncu $p] /"
+done
