@@ -10,7 +10,7 @@ BUILD=build-device
 catch_flag=()
 [ -f .device/catch2/catch.hpp ] && catch_flag=(-DCT3D_CATCH2_SINGLE_HEADER_DIR="$PWD/.device")
 start=$(date +%s)
-{ cmake -S . -B $BUILD -G Ninja "${catch_flag[@]}" && cmake --build $BUILD -j16; } >"$OUT/build.log" 2>&1 \
+{ cmake -S . -B $BUILD -G Ninja "${catch_flag[@]}" ${CT3D_CMAKE_ARGS:-} && cmake --build $BUILD -j16; } >"$OUT/build.log" 2>&1 \
   || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 export CT3D_LIBRARY=$PWD/$BUILD/libct3d.so

@@ -10,6 +10,7 @@
 
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
+#include "ops/error_message.h"
 
 namespace ct3d {
 namespace {
@@ -115,7 +116,7 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(
       input, weight, bias, stride, padding, output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble}, "CPU");
-  TORCH_CHECK(input.is_cpu(), "conv_transpose3d (CPU kernel): input must be a CPU tensor, got ",
+  CT3D_CHECK(input.is_cpu(), "conv_transpose3d (CPU kernel): input must be a CPU tensor, got ",
               input.device());
 
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();

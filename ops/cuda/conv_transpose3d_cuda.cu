@@ -7,6 +7,7 @@
 
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
+#include "ops/error_message.h"
 #include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/implicit_gemm.h"
 
@@ -16,7 +17,7 @@ at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(
       input, weight, bias, stride, padding, output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
-  TORCH_CHECK(input.is_cuda(), "conv_transpose3d (CUDA kernel): input must be a CUDA tensor, got ",
+  CT3D_CHECK(input.is_cuda(), "conv_transpose3d (CUDA kernel): input must be a CUDA tensor, got ",
               input.device());
   const c10::cuda::CUDAGuard device_guard(input.device());
 
