@@ -10,7 +10,7 @@ namespace ct3d::cuda {
 namespace {
 
 struct DirectProblem {
-  int64_t batch, in_channels, out_channels, cin_per_group, cout_per_group;
+  int64_t in_channels, out_channels, cin_per_group, cout_per_group;
   int64_t in_size[3], out_size[3], kernel[3], stride[3], padding[3], dilation[3];
 };
 
@@ -75,7 +75,6 @@ void launch_direct_conv_transpose3d(const ConvTranspose3dArgs& args, const at::T
                                     const at::Tensor& weight, const at::Tensor& bias,
                                     at::Tensor& output, cudaStream_t stream) {
   DirectProblem p{};
-  p.batch = output.size(0);
   p.in_channels = args.in_channels;
   p.out_channels = args.out_channels;
   p.cin_per_group = args.in_channels_per_group();
