@@ -1,7 +1,16 @@
 // Device code of the float32 implicit GEMM: a cp.async multi-stage pipeline that
-// gathers input tiles and packed weight tiles into shared memory, and 3xTF32
-// tensor-core products (hi*hi + hi*lo + lo*hi, float32 accumulation) that keep
-// float32 accuracy at tensor-core speed.
+// gathers channels-last input rows and packed, TF32-split weight fragments into
+// shared memory with 16-byte copies, and 3xTF32 tensor-core products (hi*hi +
+// hi*lo + lo*hi, float32 accumulation) that keep float32 accuracy at tensor-core
+// speed.
+//
+// The mma's M side is output channels (A = weights) and its N side is output
+// positions (B = input): a B fragment is two channels of one position, which the
+// staged layout keeps adjacent, and an A fragment is packed in the mma's register
+// order. So every fragment is one 16-byte shared-memory load, straight into the
+// registers the mma reads. The input is split into TF32 hi and lo in registers:
+// splitting it in the staging pass doubled the bytes each stage moves from L2,
+// and that traffic, not the split, was the limit (2x slower).
 #pragma once
 
 #include "ops/cuda/implicit_gemm_problem.h"
@@ -11,30 +20,66 @@ namespace ct3d::cuda {
 
 constexpr int kBlockK = 16;  // input channels of one tap per pipeline stage
 constexpr int kStages = 3;   // cp.async pipeline depth
+constexpr int kRowFloats = kBlockK;            // a row of one stage: 16 channels
+constexpr int kChunksPerRow = kRowFloats / 4;  // 16-byte chunks in a row
+// Packed weights of one stage and one 16-channel tile: {hi, lo} x 2 k-steps x 32
+// lanes x 4 registers.
+constexpr int kWeightTileFloats = 2 * 2 * 32 * 4;
 
-// A block is kWarps warps stacked along the rows; each warp owns kMTiles x kNTiles
-// tiles of 16x8 outputs, so a block covers all kNTiles*8 columns of its rows and
-// the input tile is loaded exactly once.
+// A block is kWarps warps side by side along the positions; each warp owns
+// kMTiles x kNTiles mma tiles (16 channels x 8 positions), so a block covers all
+// kMTiles*16 channels of its positions and the input tile is loaded exactly once.
 template <int kWarps, int kMTilesPerWarp, int kNTilesPerWarp>
 struct TileConfig {
   static constexpr int kMTiles = kMTilesPerWarp;
   static constexpr int kNTiles = kNTilesPerWarp;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBlockM = kWarps * kMTiles * 16;
-  static constexpr int kBlockN = kNTiles * 8;
-  static constexpr int kRowsPerThread = kBlockM / kThreads;
-  // Row pitches congruent to 8 or 24 (mod 32) words make the fragment loads of a
-  // warp (4 k-rows x 8 consecutive words) hit 32 different banks.
-  static constexpr int kPitchA = kBlockM + 8;
-  static constexpr int kPitchB = (kBlockN % 16 == 8) ? kBlockN : kBlockN + 8;
-  static constexpr int kStageFloats = kBlockK * kPitchA + 2 * kBlockK * kPitchB;
-  static constexpr int kSharedBytes = kStages * kStageFloats * 4;
-  // Blocks that must fit on one multiprocessor, so that the register allocator
-  // leaves room for them (2 x 256 or 3 x 128 threads: 16 or 12 warps).
-  static constexpr int kMinBlocksPerSM = kThreads >= 256 ? 2 : 3;
-  static_assert(kBlockM % kThreads == 0, "every thread loads whole rows");
-  static_assert(kPitchA % 32 == 8, "conflict-free A fragments");
+  static constexpr int kBlockChannels = kMTiles * 16;
+  static constexpr int kBlockPositions = kWarps * kNTiles * 8;
+  // Four consecutive lanes copy the four chunks of one row, so a warp's copy
+  // reads 8 whole 64-byte row segments (one row per lane took ~7x more L1
+  // wavefronts); a thread therefore gathers 4x as many rows, one chunk each.
+  static constexpr int kRowsPerThread = kBlockPositions * kChunksPerRow / kThreads;
+  static constexpr int kRowStep = kThreads / kChunksPerRow;
+  static constexpr int kTileInputFloats = kBlockPositions * kRowFloats;
+  static constexpr int kTileWeightFloats = kMTiles * kWeightTileFloats;
+  static constexpr int kStageFloats = kTileInputFloats + kTileWeightFloats;
+  // The epilogue parks each warp's tile as [channel][position]; a pitch of 8
+  // (mod 32) words makes the fragment writes (float2, half a warp at a time)
+  // conflict-free.
+  static constexpr int kEpiloguePitch = kNTiles * 8 + 8;
+  static constexpr int kEpilogueFloats = kWarps * kBlockChannels * kEpiloguePitch;
+  static constexpr int kPipelineFloats = kStages * kStageFloats;
+  static constexpr int kSharedBytes =
+      4 * (kPipelineFloats > kEpilogueFloats ? kPipelineFloats : kEpilogueFloats);
+  // Blocks per multiprocessor the register allocator is told to leave room for:
+  // as many as shared memory allows, up to 12 warps (more would cap registers
+  // below the accumulators' needs).
+  static constexpr int kBlocksByShared = 227 * 1024 / (kSharedBytes + 1024);
+  static constexpr int kBlocksByWarps = 12 / kWarps;
+  static constexpr int kMinBlocksPerSM =
+      kBlocksByShared < kBlocksByWarps ? (kBlocksByShared < 1 ? 1 : kBlocksByShared)
+                                       : kBlocksByWarps;
+  static_assert(kBlockPositions % kRowStep == 0, "every thread copies the same rows");
+  static_assert(kNTiles * 8 % 32 == 0, "the epilogue stores 32 positions per lane sweep");
 };
+
+// Offset of 16-byte chunk `chunk` of row `row` in an input tile. The chunk index
+// is XOR-swizzled with bits 1-2 of the row: 8 consecutive rows copying the same
+// chunk, and 2 consecutive rows loading 4 chunks as fragments, both cover all 32
+// banks.
+__device__ __forceinline__ int row_chunk_offset(int row, int chunk) {
+  return row * kRowFloats + ((chunk ^ ((row >> 1) & 3)) << 2);
+}
+
+// x = hi + lo, hi the TF32 value nearest x (ties away from zero, by adding half a
+// TF32 unit to the magnitude bits), lo the exact float32 remainder, of which the
+// tensor core reads the TF32 bits. Two integer ops and a FADD: cvt.rna.tf32
+// compiles to five instructions here.
+__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
+  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  lo = __float_as_uint(x - __uint_as_float(hi));
+}
 
 // Phase coordinates of a GEMM row (qw fastest).
 struct PhasePosition {
@@ -73,22 +118,28 @@ __device__ __forceinline__ PhasePosition decode_row(const PhaseProblem& p, RowOr
 }
 
 // Bit t set when phase tap t of this dimension reads inside the input.
-__device__ __forceinline__ uint32_t valid_tap_mask(const ResidueParams& residue, int q,
+__device__ __forceinline__ uint64_t valid_tap_mask(const ResidueParams& residue, int q,
                                                    int extent) {
-  uint32_t mask = 0;
+  uint64_t mask = 0;
   for (int t = 0; t < residue.taps; ++t) {
     const int i = q + residue.input_shift[t];
-    mask |= (i >= 0 && i < extent ? 1u : 0u) << t;
+    mask |= static_cast<uint64_t>(i >= 0 && i < extent ? 1u : 0u) << t;
   }
   return mask;
+}
+
+__device__ __forceinline__ void as_registers(const float4& v, uint32_t (&r)[4]) {
+  r[0] = __float_as_uint(v.x);
+  r[1] = __float_as_uint(v.y);
+  r[2] = __float_as_uint(v.z);
+  r[3] = __float_as_uint(v.w);
 }
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     implicit_gemm_phase_kernel(const __grid_constant__ PhaseProblem p,
-                               const float* __restrict__ input,
-                               const float* __restrict__ weight_hi,
-                               const float* __restrict__ weight_lo,
+                               const float* __restrict__ staged,
+                               const float* __restrict__ packed_weight,
                                const float* __restrict__ bias, float* __restrict__ output) {
   extern __shared__ __align__(16) float shared[];
   constexpr int kRows = Cfg::kRowsPerThread;
@@ -97,12 +148,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
 
   const int tid = threadIdx.x;
   const int group = blockIdx.z;
-  const int col0 = blockIdx.y * Cfg::kBlockN;
+  const int channel0 = blockIdx.y * Cfg::kBlockChannels;
   // The phase varies fastest across blocks, width residue first: blocks that run
   // together write the interleaved halves of the same output lines, which then
   // meet in L2 instead of reaching memory as partial sectors.
   const int phase = static_cast<int>(blockIdx.x % p.phases);
-  const int64_t block_row0 = static_cast<int64_t>(blockIdx.x / p.phases) * Cfg::kBlockM;
+  const int64_t block_row0 = static_cast<int64_t>(blockIdx.x / p.phases) * Cfg::kBlockPositions;
   const int residue_w = phase % p.dim[2].stride;
   const int residue_h = (phase / p.dim[2].stride) % p.dim[1].stride;
   const int residue_d = phase / (p.dim[2].stride * p.dim[1].stride);
@@ -115,78 +166,77 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
            pos.qw < res_w.positions;
   };
 
-  // Each thread gathers the same kRows rows of A for the whole reduction.
+  // Each thread copies chunk (tid % 4) of the same kRows staged rows for the whole
+  // reduction. A row's valid taps are one 64-bit mask: depth taps from bit 0,
+  // height taps from bit taps_d, width taps from bit taps_d + taps_h.
+  const int copy_chunk = tid % kChunksPerRow;
+  const int height_bit0 = res_d.taps;
+  const int width_bit0 = res_d.taps + res_h.taps;
   int64_t row_base[kRows];
-  uint32_t mask_d[kRows], mask_h[kRows], mask_w[kRows];
+  uint64_t row_taps[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    const int local = tid + r * Cfg::kThreads;
+    const int local = tid / kChunksPerRow + r * Cfg::kRowStep;
     const PhasePosition pos = decode_row(p, origin, local);
     row_base[r] = 0;
-    mask_d[r] = mask_h[r] = mask_w[r] = 0;
+    row_taps[r] = 0;
     if (row_in_phase(block_row0 + local, pos)) {
-      row_base[r] = pos.n * p.input_batch_stride +
-                    static_cast<int64_t>(group) * p.cin_per_group * p.input_channel_stride +
-                    pos.qd * p.input_stride[0] + pos.qh * p.input_stride[1] +
-                    pos.qw * p.input_stride[2];
-      mask_d[r] = valid_tap_mask(res_d, pos.qd, p.input_extent[0]);
-      mask_h[r] = valid_tap_mask(res_h, pos.qh, p.input_extent[1]);
-      mask_w[r] = valid_tap_mask(res_w, pos.qw, p.input_extent[2]);
+      row_base[r] = pos.n * p.staged_batch_stride +
+                    static_cast<int64_t>(group) * p.cin_padded +
+                    pos.qd * p.staged_stride[0] + pos.qh * p.staged_stride[1] +
+                    pos.qw * p.staged_stride[2] + 4 * copy_chunk;
+      row_taps[r] = valid_tap_mask(res_d, pos.qd, p.input_extent[0]) |
+                    valid_tap_mask(res_h, pos.qh, p.input_extent[1]) << height_bit0 |
+                    valid_tap_mask(res_w, pos.qw, p.input_extent[2]) << width_bit0;
     }
   }
 
   const int chunks_per_tap = p.cin_padded / kBlockK;
   const int total_stages = res_d.taps * res_h.taps * res_w.taps * chunks_per_tap;
-  const float* group_hi = weight_hi + group * p.packed_group_stride + col0;
-  const float* group_lo = weight_lo + group * p.packed_group_stride + col0;
+  // Packed weights of one (tap, chunk): cout_padded / 16 tiles of kWeightTileFloats.
+  const int64_t weight_stage_stride = static_cast<int64_t>(p.cout_padded / 16) * kWeightTileFloats;
+  const float* group_weight = packed_weight + group * p.packed_group_stride +
+                              (channel0 / 16) * kWeightTileFloats;
 
   // Reduction position of the next stage to load: channel chunk fastest, then taps.
-  int load_ic = 0, load_tw = 0, load_th = 0, load_td = 0;
+  int load_chunk = 0, load_tw = 0, load_th = 0, load_td = 0;
 
   auto load_stage = [&](int slot) {
-    float* tile_a = shared + slot * Cfg::kStageFloats;
-    float* tile_b_hi = tile_a + kBlockK * Cfg::kPitchA;
-    float* tile_b_lo = tile_b_hi + kBlockK * Cfg::kPitchB;
+    float* tile_input = shared + slot * Cfg::kStageFloats;
+    float* tile_weight = tile_input + Cfg::kTileInputFloats;
 
-    const int64_t tap_shift = res_d.input_shift[load_td] * p.input_stride[0] +
-                              res_h.input_shift[load_th] * p.input_stride[1] +
-                              res_w.input_shift[load_tw] * p.input_stride[2];
-    const int channels = min(kBlockK, p.cin_per_group - load_ic);
+    const int64_t tap_shift = res_d.input_shift[load_td] * p.staged_stride[0] +
+                              res_h.input_shift[load_th] * p.staged_stride[1] +
+                              res_w.input_shift[load_tw] * p.staged_stride[2] +
+                              load_chunk * kRowFloats;
+    const int bit_h = height_bit0 + load_th, bit_w = width_bit0 + load_tw;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const bool tap_valid = (mask_d[r] >> load_td) & (mask_h[r] >> load_th) &
-                             (mask_w[r] >> load_tw) & 1u;
-      const int valid_channels = tap_valid ? channels : 0;
-      const float* src = input + row_base[r] + tap_shift + load_ic * p.input_channel_stride;
-      const uint32_t dst = shared_address(tile_a + tid + r * Cfg::kThreads);
-#pragma unroll
-      for (int k = 0; k < kBlockK; ++k) {
-        const bool ok = k < valid_channels;
-        cp_async_4_or_zero(dst + k * Cfg::kPitchA * 4, ok ? src + k * p.input_channel_stride : input,
-                           ok ? 4 : 0);
-      }
+      const bool tap_valid =
+          (row_taps[r] >> load_td) & (row_taps[r] >> bit_h) & (row_taps[r] >> bit_w) & 1u;
+      const float* src = tap_valid ? staged + row_base[r] + tap_shift : staged;
+      const int row = tid / kChunksPerRow + r * Cfg::kRowStep;
+      cp_async_16_or_zero(shared_address(tile_input + row_chunk_offset(row, copy_chunk)), src,
+                          tap_valid ? 16 : 0);
     }
 
     const int kernel_tap =
         (res_d.kernel_tap[load_td] * p.kernel_h + res_h.kernel_tap[load_th]) * p.kernel_w +
         res_w.kernel_tap[load_tw];
-    const int64_t b_offset =
-        (static_cast<int64_t>(kernel_tap) * p.cin_padded + load_ic) * p.cout_padded;
-    constexpr int kVectorsPerRow = Cfg::kBlockN / 4;
-    constexpr int kVectors = kBlockK * kVectorsPerRow;
-    for (int v = tid; v < 2 * kVectors; v += Cfg::kThreads) {
-      const bool lo_half = v >= kVectors;
-      const int index = lo_half ? v - kVectors : v;
-      const int k = index / kVectorsPerRow;
-      const int c = (index % kVectorsPerRow) * 4;
-      const float* src = (lo_half ? group_lo : group_hi) + b_offset + k * p.cout_padded + c;
-      float* dst = (lo_half ? tile_b_lo : tile_b_hi) + k * Cfg::kPitchB + c;
-      cp_async_16(shared_address(dst), src);
+    const float* weight_src =
+        group_weight + (static_cast<int64_t>(kernel_tap) * chunks_per_tap + load_chunk) *
+                           weight_stage_stride;
+    constexpr int kVectors = Cfg::kTileWeightFloats / 4;
+#pragma unroll
+    for (int v0 = 0; v0 < kVectors; v0 += Cfg::kThreads) {
+      const int index = (v0 + tid) * 4;
+      if (kVectors % Cfg::kThreads == 0 || v0 + tid < kVectors) {
+        cp_async_16(shared_address(tile_weight + index), weight_src + index);
+      }
     }
 
-    load_ic += kBlockK;
-    if (load_ic >= p.cin_padded) {
-      load_ic = 0;
+    if (++load_chunk == chunks_per_tap) {
+      load_chunk = 0;
       if (++load_tw == res_w.taps) {
         load_tw = 0;
         if (++load_th == res_h.taps) {
@@ -200,48 +250,52 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   const int lane = tid & 31;
   const int lane_row = lane >> 2;  // "groupID" of the mma fragment layouts
   const int lane_k = lane & 3;     // "threadID_in_group"
-  const int warp_row0 = (tid >> 5) * kMTiles * 16;
+  const int warp_position0 = (tid >> 5) * kNTiles * 8;
   float acc[kMTiles][kNTiles][4] = {};
 
+  // k order: a thread's input fragment of k-step s is channels 4*lane_k + 2s and
+  // 4*lane_k + 2s + 1 (mma k indices lane_k and lane_k + 4), so one 16-byte load
+  // of a row chunk gives both k-steps; the weights are packed in the same order.
   auto compute_stage = [&](int slot) {
-    const float* tile_a = shared + slot * Cfg::kStageFloats;
-    const float* tile_b_hi = tile_a + kBlockK * Cfg::kPitchA;
-    const float* tile_b_lo = tile_b_hi + kBlockK * Cfg::kPitchB;
+    const float* tile_input = shared + slot * Cfg::kStageFloats;
+    const float* tile_weight = tile_input + Cfg::kTileInputFloats;
+    uint32_t x_hi[kNTiles][4], x_lo[kNTiles][4];
 #pragma unroll
-    for (int k0 = 0; k0 < kBlockK; k0 += 8) {
-      uint32_t a_hi[kMTiles][4], a_lo[kMTiles][4];
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      const int row = warp_position0 + nt * 8 + lane_row;
+      const float4 x =
+          *reinterpret_cast<const float4*>(tile_input + row_chunk_offset(row, lane_k));
+      split_tf32(x.x, x_hi[nt][0], x_lo[nt][0]);
+      split_tf32(x.y, x_hi[nt][1], x_lo[nt][1]);
+      split_tf32(x.z, x_hi[nt][2], x_lo[nt][2]);
+      split_tf32(x.w, x_hi[nt][3], x_lo[nt][3]);
+    }
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-        const float* a = tile_a + (k0 + lane_k) * Cfg::kPitchA + warp_row0 + mt * 16 + lane_row;
-        split_tf32(a[0], a_hi[mt][0], a_lo[mt][0]);
-        split_tf32(a[8], a_hi[mt][1], a_lo[mt][1]);
-        split_tf32(a[4 * Cfg::kPitchA], a_hi[mt][2], a_lo[mt][2]);
-        split_tf32(a[4 * Cfg::kPitchA + 8], a_hi[mt][3], a_lo[mt][3]);
-      }
-      uint32_t b_hi[kNTiles][2], b_lo[kNTiles][2];
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      // Weight fragments: [hi, lo][k-step][lane][4].
+      const float* fragments = tile_weight + mt * kWeightTileFloats + lane * 4;
+      uint32_t w_hi[2][4], w_lo[2][4];
+      as_registers(*reinterpret_cast<const float4*>(fragments), w_hi[0]);
+      as_registers(*reinterpret_cast<const float4*>(fragments + 128), w_hi[1]);
+      as_registers(*reinterpret_cast<const float4*>(fragments + 256), w_lo[0]);
+      as_registers(*reinterpret_cast<const float4*>(fragments + 384), w_lo[1]);
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt) {
-        const int offset = (k0 + lane_k) * Cfg::kPitchB + nt * 8 + lane_row;
-        b_hi[nt][0] = __float_as_uint(tile_b_hi[offset]);
-        b_hi[nt][1] = __float_as_uint(tile_b_hi[offset + 4 * Cfg::kPitchB]);
-        b_lo[nt][0] = __float_as_uint(tile_b_lo[offset]);
-        b_lo[nt][1] = __float_as_uint(tile_b_lo[offset + 4 * Cfg::kPitchB]);
-      }
+        const uint32_t xh0[2] = {x_hi[nt][0], x_hi[nt][1]}, xh1[2] = {x_hi[nt][2], x_hi[nt][3]};
+        const uint32_t xl0[2] = {x_lo[nt][0], x_lo[nt][1]}, xl1[2] = {x_lo[nt][2], x_lo[nt][3]};
+        // The tensor core truncates when it adds into its accumulator, a bias
+        // that grows with the reduction length (2e-5 at K = 3360). So each
+        // stage's products (small terms first) go into a fresh partial, added to
+        // the running sum by an ordinary round-to-nearest FADD.
+        float partial[4] = {0.f, 0.f, 0.f, 0.f};
+        mma_tf32_16x8x8(partial, w_lo[0], xh0);
+        mma_tf32_16x8x8(partial, w_hi[0], xl0);
+        mma_tf32_16x8x8(partial, w_lo[1], xh1);
+        mma_tf32_16x8x8(partial, w_hi[1], xl1);
+        mma_tf32_16x8x8(partial, w_hi[0], xh0);
+        mma_tf32_16x8x8(partial, w_hi[1], xh1);
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt) {
-          // The tensor core truncates when it adds into its accumulator, a bias
-          // that grows with the reduction length (2e-5 at K = 3360). So each
-          // k-step's three products (small terms first) go into a fresh partial,
-          // added to the running sum by an ordinary round-to-nearest FADD.
-          float partial[4] = {0.f, 0.f, 0.f, 0.f};
-          mma_tf32_16x8x8(partial, a_lo[mt], b_hi[nt]);
-          mma_tf32_16x8x8(partial, a_hi[mt], b_lo[nt]);
-          mma_tf32_16x8x8(partial, a_hi[mt], b_hi[nt]);
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[mt][nt][e] += partial[e];
-        }
+        for (int e = 0; e < 4; ++e) acc[mt][nt][e] += partial[e];
       }
     }
   };
@@ -263,58 +317,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     compute_stage(it % kStages);
   }
 
-  // Epilogue: bias, then straight from the accumulators to the output. Lanes of a
-  // warp write 8 consecutive phase positions of 4 channels per instruction.
-  const int64_t group_channel0 = static_cast<int64_t>(group) * p.cout_per_group;
+  // Epilogue, through shared memory: each warp parks its tile as [channel]
+  // [position] and reads it back with the lanes along 32 consecutive positions of
+  // one channel, so a store covers 128 bytes of a phase line (the fragment order
+  // gave 4 positions per channel per store: 2-4x more sectors on strided shapes).
+  cp_async_wait<0>();
+  __syncthreads();  // every warp is done with the pipeline's shared memory
+  constexpr int kWarpPositions = kNTiles * 8;
+  constexpr int kPitch = Cfg::kEpiloguePitch;
+  float* park = shared + (tid >> 5) * Cfg::kBlockChannels * kPitch;
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int local = warp_row0 + mt * 16 + lane_row + half * 8;
-      const PhasePosition pos = decode_row(p, origin, local);
-      if (!row_in_phase(block_row0 + local, pos)) continue;
-      const int64_t out_base =
-          pos.n * p.output_batch_stride + group_channel0 * p.output_channel_stride +
-          static_cast<int64_t>(pos.qd * p.dim[0].stride + residue_d) * p.output_stride[0] +
-          static_cast<int64_t>(pos.qh * p.dim[1].stride + residue_h) * p.output_stride[1] +
-          static_cast<int64_t>(pos.qw * p.dim[2].stride + residue_w) * p.output_stride[2];
+    for (int nt = 0; nt < kNTiles; ++nt) {
 #pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int col = col0 + nt * 8 + lane_k * 2 + e;
-          if (col >= p.cout_per_group) continue;
-          float value = acc[mt][nt][half * 2 + e];
-          if (bias != nullptr) value += bias[group_channel0 + col];
-          output[out_base + col * p.output_channel_stride] = value;
-        }
+      for (int half = 0; half < 2; ++half) {
+        // Registers 2 half, 2 half + 1: channel lane_row + 8 half, positions
+        // 2 lane_k and 2 lane_k + 1.
+        const int channel = mt * 16 + lane_row + 8 * half;
+        *reinterpret_cast<float2*>(park + channel * kPitch + nt * 8 + 2 * lane_k) =
+            make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
       }
     }
   }
-}
-
-// Splits the weights (C_in, C_out/groups, kD, kH, kW) into TF32 hi and lo parts,
-// laid out as PhaseProblem describes, zero in the padding.
-__global__ void pack_weights_kernel(const float* __restrict__ weight, float* __restrict__ hi,
-                                    float* __restrict__ lo, int64_t total, int cin_per_group,
-                                    int cout_per_group, int cin_padded, int cout_padded,
-                                    int taps) {
-  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
-       index += int64_t(gridDim.x) * blockDim.x) {
-    int64_t rest = index;
-    const int col = static_cast<int>(rest % cout_padded);
-    rest /= cout_padded;
-    const int ic = static_cast<int>(rest % cin_padded);
-    rest /= cin_padded;
-    const int tap = static_cast<int>(rest % taps);
-    const int64_t group = rest / taps;
-    float value = 0.f;
-    if (ic < cin_per_group && col < cout_per_group) {
-      value = weight[((group * cin_per_group + ic) * cout_per_group + col) * taps + tap];
+  __syncwarp();
+  const int64_t group_channel0 = static_cast<int64_t>(group) * p.cout_per_group;
+#pragma unroll
+  for (int segment = 0; segment < kWarpPositions / 32; ++segment) {
+    const int local = warp_position0 + segment * 32 + lane;
+    const PhasePosition pos = decode_row(p, origin, local);
+    if (!row_in_phase(block_row0 + local, pos)) continue;
+    float* out = output + pos.n * p.output_batch_stride +
+                 (group_channel0 + channel0) * p.output_channel_stride +
+                 static_cast<int64_t>(pos.qd * p.dim[0].stride + residue_d) * p.output_stride[0] +
+                 static_cast<int64_t>(pos.qh * p.dim[1].stride + residue_h) * p.output_stride[1] +
+                 static_cast<int64_t>(pos.qw * p.dim[2].stride + residue_w) * p.output_stride[2];
+    const int channels = min(Cfg::kBlockChannels, p.cout_per_group - channel0);
+    for (int c = 0; c < channels; ++c) {
+      float value = park[c * kPitch + segment * 32 + lane];
+      if (bias != nullptr) value += bias[group_channel0 + channel0 + c];
+      out[c * p.output_channel_stride] = value;
     }
-    const float value_hi = round_to_tf32(value);
-    hi[index] = value_hi;
-    lo[index] = value - value_hi;
   }
 }
 

@@ -3,9 +3,10 @@
 //
 // GEMM view, per group and stride-phase: row = phase position (n, qd, qh, qw),
 // column = output channel of the group, reduction over (phase tap, input channel).
-// Rows are ordered with qw fastest, so what a row gathers for a fixed tap and
-// channel is consecutive in memory. All phases share one row numbering, sized by
-// the largest phase (residue 0); rows past a smaller phase's end are masked.
+// The input is first staged channels-last ([N][D][H][W][group][cin_padded]), so one
+// row of one tap is cin_padded consecutive floats: 16-byte copies, no per-channel
+// predicate. All phases share one row numbering, sized by the largest phase
+// (residue 0); rows past a smaller phase's end are masked.
 #pragma once
 
 #include <cstdint>
@@ -37,13 +38,15 @@ struct PhaseProblem {
   int positions_per_sample;           // product of max_positions
   int64_t rows;                       // batch * positions_per_sample
   int input_extent[3];
-  int64_t input_batch_stride, input_channel_stride, input_stride[3];
+  // Staged input, in floats: one spatial position holds groups * cin_padded values.
+  int64_t staged_batch_stride, staged_stride[3];
   int64_t output_batch_stride, output_channel_stride, output_stride[3];
   int cin_per_group, cout_per_group;
-  // Packed weights: [group][kD][kH][kW][cin_padded][cout_padded], TF32-split into
-  // a hi and a lo array, zero beyond the real channels so no tile needs checks.
+  // Channels per group rounded up to the pipeline's k-chunk; the padding is zero in
+  // both the staged input and the packed weights.
   int cin_padded, cout_padded;
   int kernel_h, kernel_w;
+  // Packed weights, floats per group (layout: pack_weight_fragments_kernel).
   int64_t packed_group_stride;
 };
 

@@ -10,11 +10,12 @@ __device__ __forceinline__ uint32_t shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
 
-// Copies 4 bytes, or writes 4 zero bytes without reading when src_bytes is 0: the
+// Copies 16 bytes, or writes 16 zero bytes without reading when src_bytes is 0: the
 // zero padding of a convolution costs no memory traffic. Cached in L1 (.ca),
-// because neighbouring taps re-read the same input lines.
-__device__ __forceinline__ void cp_async_4_or_zero(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+// because neighbouring taps re-read the same input rows.
+__device__ __forceinline__ void cp_async_16_or_zero(uint32_t dst, const void* src,
+                                                    int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes));
 }
 
@@ -30,16 +31,9 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPendingGroups));
 }
 
-// x = hi + lo with hi a TF32 value (round to nearest) and lo the exact float32
-// remainder; the tensor core reads only lo's TF32 bits, which is accurate enough
-// because lo is already 2^-11 times smaller than x.
-__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
-  uint32_t rounded;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(x));
-  hi = rounded;
-  lo = __float_as_uint(x - __uint_as_float(rounded));
-}
-
+// The nearest TF32 value (ties away from zero). x - round_to_tf32(x) is exact in
+// float32 and 2^-11 times smaller than x, so the tensor core, which reads only
+// the TF32 bits of an operand, loses nothing that matters from it.
 __device__ __forceinline__ float round_to_tf32(float x) {
   uint32_t rounded;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(x));
