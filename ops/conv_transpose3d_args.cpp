@@ -11,20 +11,6 @@ namespace {
 
 constexpr const char* kDimNames[kSpatialDims] = {"depth", "height", "width"};
 
-// A parameter list is one value for all three dimensions or one per dimension,
-// as in torch.nn.functional.conv_transpose3d.
-Int3 expand_parameter(c10::SymIntArrayRef values, const char* name) {
-  CT3D_CHECK(values.size() == 1 || values.size() == kSpatialDims, "conv_transpose3d: ", name,
-              " must be a single integer or a list of 3 integers (depth, height, width), got ",
-              values.size(), " values");
-  Int3 expanded{};
-  for (int i = 0; i < kSpatialDims; ++i) {
-    const c10::SymInt& value = values[values.size() == 1 ? 0 : i];
-    expanded[i] = value.guard_int(__FILE__, __LINE__);
-  }
-  return expanded;
-}
-
 void check_same_device_and_dtype(const at::Tensor& input, const at::Tensor& other,
                                  const char* name) {
   CT3D_CHECK(other.device() == input.device(), "conv_transpose3d: ", name,
@@ -56,6 +42,18 @@ void check_parameters(const ConvTranspose3dArgs& args) {
 }
 
 }  // namespace
+
+Int3 expand_parameter(c10::SymIntArrayRef values, const char* name) {
+  CT3D_CHECK(values.size() == 1 || values.size() == kSpatialDims, "conv_transpose3d: ", name,
+              " must be a single integer or a list of 3 integers (depth, height, width), got ",
+              values.size(), " values");
+  Int3 expanded{};
+  for (int i = 0; i < kSpatialDims; ++i) {
+    const c10::SymInt& value = values[values.size() == 1 ? 0 : i];
+    expanded[i] = value.guard_int(__FILE__, __LINE__);
+  }
+  return expanded;
+}
 
 std::vector<c10::SymInt> ConvTranspose3dArgs::output_shape() const {
   std::vector<c10::SymInt> shape;
@@ -152,6 +150,14 @@ ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const a
                     args.dilation[i], "); it must be positive");
   }
   return args;
+}
+
+at::MemoryFormat output_memory_format(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                      const at::Tensor& weight) {
+  const bool channels_last =
+      (args.batched && input.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d) ||
+      weight.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d;
+  return channels_last ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::Contiguous;
 }
 
 void check_dtype_supported(const at::Tensor& input, c10::ArrayRef<at::ScalarType> supported,

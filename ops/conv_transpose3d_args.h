@@ -61,6 +61,15 @@ ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const a
                                                 const c10::SymInt& groups,
                                                 c10::SymIntArrayRef dilation);
 
+// A parameter list is one value for all three dimensions or one per dimension, as
+// in torch.nn.functional.conv_transpose3d; `name` goes into the error message.
+Int3 expand_parameter(c10::SymIntArrayRef values, const char* name);
+
+// The output's memory format, as torch.nn.functional.conv_transpose3d chooses it:
+// channels_last_3d when a batched input or the weight is channels_last_3d.
+at::MemoryFormat output_memory_format(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                      const at::Tensor& weight);
+
 // Throws unless `dtype` is one of `supported`, naming the backend in the message.
 void check_dtype_supported(const at::Tensor& input, c10::ArrayRef<at::ScalarType> supported,
                            const char* backend);

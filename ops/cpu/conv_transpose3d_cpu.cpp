@@ -122,8 +122,10 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::Tensor weight_c = weight.contiguous();
   const at::Tensor bias_c = args.has_bias ? bias->contiguous() : at::Tensor();
+  // The kernel writes a contiguous tensor; a channels-last result is a copy of it.
   at::Tensor output = at::empty_symint(args.output_shape(), input.options());
   at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
+  const at::MemoryFormat memory_format = output_memory_format(args, input, weight);
   if (output.numel() > 0) {
     AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
       conv_transpose3d_cpu_kernel<scalar_t>(
@@ -131,7 +133,7 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
           output5);
     });
   }
-  return output;
+  return output.contiguous(memory_format);
 }
 
 }  // namespace ct3d

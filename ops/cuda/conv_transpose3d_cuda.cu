@@ -24,15 +24,21 @@ at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::Tensor weight_c = weight.contiguous();
   const at::Tensor bias_c = args.has_bias ? bias->contiguous() : at::Tensor();
-  at::Tensor output = at::empty_symint(args.output_shape(), input.options());
+  at::Tensor output = at::empty_symint(
+      args.output_shape(), input.options().memory_format(output_memory_format(args, input, weight)));
   if (output.numel() == 0) return output;
   at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   if (cuda::implicit_gemm_supports(args, input5)) {
+    // Writes through the output's strides: contiguous or channels-last.
     cuda::launch_implicit_gemm_conv_transpose3d(args, input5, weight_c, bias_c, output5, stream);
-  } else {
+  } else if (output5.is_contiguous()) {
     cuda::launch_direct_conv_transpose3d(args, input5, weight_c, bias_c, output5, stream);
+  } else {
+    at::Tensor dense = at::empty(output5.sizes(), output5.options());
+    cuda::launch_direct_conv_transpose3d(args, input5, weight_c, bias_c, dense, stream);
+    output5.copy_(dense);
   }
   return output;
 }

@@ -55,11 +55,9 @@ void launch_all_phases(const ConvTranspose3dArgs& args, const at::Tensor& input,
   p.staged_stride[1] = in[2] * p.staged_stride[2];
   p.staged_stride[0] = in[1] * p.staged_stride[1];
   p.staged_batch_stride = in[0] * p.staged_stride[0];
-  p.output_stride[2] = 1;
-  p.output_stride[1] = out[2];
-  p.output_stride[0] = out[1] * out[2];
-  p.output_channel_stride = out[0] * out[1] * out[2];
-  p.output_batch_stride = args.out_channels * p.output_channel_stride;
+  p.output_batch_stride = output.stride(0);
+  p.output_channel_stride = output.stride(1);
+  for (int i = 0; i < kSpatialDims; ++i) p.output_stride[i] = output.stride(2 + i);
   p.phases = 1;
   p.positions_per_sample = 1;
   for (int i = 0; i < kSpatialDims; ++i) {

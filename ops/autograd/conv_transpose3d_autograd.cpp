@@ -1,0 +1,222 @@
+// Autograd for ct3d: one torch::autograd::Function per op. Every gradient is
+// computed by one of ct3d's own three ops, called through the dispatcher, so the
+// backward is itself differentiable (gradgradcheck) and runs on ct3d's kernels;
+// only the bias gradient is an ATen sum.
+//
+// With y = T(x, w) (the forward), C(g, w) = input_backward and W(x, g) =
+// weight_backward, all three bilinear:
+//   T: dx = C(g, w),  dw = W(x, g),  db = sum of g over batch and positions
+//   C(g, w) with upstream u (shaped like x): dg = T(u, w),  dw = W(u, g)
+//   W(x, g) with upstream v (shaped like w): dx = C(g, v),  dg = T(x, v)
+#include "ops/autograd/conv_transpose3d_autograd.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+
+#include <vector>
+
+namespace ct3d {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+using ForwardSignature =
+    at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+               c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
+               c10::SymIntArrayRef);
+using BackwardSignature = at::Tensor(const at::Tensor&, const at::Tensor&, c10::SymIntArrayRef,
+                                     c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
+                                     c10::SymIntArrayRef);
+
+const c10::TypedOperatorHandle<ForwardSignature>& forward_op() {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("ct3d::conv_transpose3d", "")
+                             .typed<ForwardSignature>();
+  return op;
+}
+
+const c10::TypedOperatorHandle<BackwardSignature>& input_backward_op() {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("ct3d::conv_transpose3d_input_backward", "")
+                             .typed<BackwardSignature>();
+  return op;
+}
+
+const c10::TypedOperatorHandle<BackwardSignature>& weight_backward_op() {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("ct3d::conv_transpose3d_weight_backward", "")
+                             .typed<BackwardSignature>();
+  return op;
+}
+
+// The parameters every op shares, kept in the autograd context.
+struct Params {
+  std::vector<c10::SymInt> stride, padding, dilation;
+  c10::SymInt groups;
+
+  void save(AutogradContext* ctx) const {
+    ctx->saved_data["stride"] = c10::SymIntArrayRef(stride);
+    ctx->saved_data["padding"] = c10::SymIntArrayRef(padding);
+    ctx->saved_data["dilation"] = c10::SymIntArrayRef(dilation);
+    ctx->saved_data["groups"] = groups;
+  }
+
+  static Params load(AutogradContext* ctx) {
+    return {ctx->saved_data["stride"].toSymIntVector(),
+            ctx->saved_data["padding"].toSymIntVector(),
+            ctx->saved_data["dilation"].toSymIntVector(), ctx->saved_data["groups"].toSymInt()};
+  }
+};
+
+std::vector<c10::SymInt> to_vector(c10::SymIntArrayRef values) {
+  return std::vector<c10::SymInt>(values.begin(), values.end());
+}
+
+// A parameter list of 1 or 3 values, as 3 values.
+c10::SymInt value_at(const std::vector<c10::SymInt>& values, int i) {
+  return values.size() == 1 ? values[0] : values[i];
+}
+
+// T(x, w) whose output has the spatial size of `like`: output_padding is whatever
+// makes the sizes match (it was valid for the original forward).
+at::Tensor transposed_conv_like(const at::Tensor& x, const at::Tensor& w, const at::Tensor& like,
+                                const Params& p) {
+  std::vector<c10::SymInt> output_padding;
+  for (int i = 0; i < 3; ++i) {
+    const c10::SymInt input_extent = x.sym_size(2 + i);
+    const c10::SymInt kernel = w.sym_size(2 + i);
+    const c10::SymInt natural = (input_extent - 1) * value_at(p.stride, i) -
+                                2 * value_at(p.padding, i) +
+                                value_at(p.dilation, i) * (kernel - 1) + 1;
+    output_padding.push_back(like.sym_size(2 + i) - natural);
+  }
+  return forward_op().call(x, w, std::nullopt, p.stride, p.padding, output_padding, p.groups,
+                           p.dilation);
+}
+
+at::Tensor input_backward(const at::Tensor& grad_output, const at::Tensor& weight,
+                          const at::Tensor& like_input, const Params& p) {
+  return input_backward_op().call(grad_output, weight, like_input.sym_sizes().slice(2), p.stride,
+                                  p.padding, p.groups, p.dilation);
+}
+
+at::Tensor weight_backward(const at::Tensor& input, const at::Tensor& grad_output,
+                           const at::Tensor& like_weight, const Params& p) {
+  return weight_backward_op().call(input, grad_output, like_weight.sym_sizes().slice(2), p.stride,
+                                   p.padding, p.groups, p.dilation);
+}
+
+class ConvTranspose3dFunction : public torch::autograd::Function<ConvTranspose3dFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input,
+                            const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                            c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                            c10::SymIntArrayRef output_padding, c10::SymInt groups,
+                            c10::SymIntArrayRef dilation) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    at::Tensor output = forward_op().call(input, weight, bias, stride, padding, output_padding,
+                                          groups, dilation);
+    ctx->save_for_backward({input, weight});
+    Params{to_vector(stride), to_vector(padding), to_vector(dilation), groups}.save(ctx);
+    // Gradient slots exist only for tensors that were passed (not for bias=None).
+    ctx->saved_data["has_bias"] = bias.has_value() && bias->defined();
+    return output;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const Params p = Params::load(ctx);
+    // The backward ops are batched only: give unbatched (4-D) calls a batch of 1.
+    const bool unbatched = saved[0].dim() == 4;
+    const at::Tensor input = unbatched ? saved[0].unsqueeze(0) : saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor grad = unbatched ? grad_outputs[0].unsqueeze(0) : grad_outputs[0];
+    at::Tensor grad_input, grad_weight, grad_bias;
+    if (ctx->needs_input_grad(0)) {
+      grad_input = input_backward(grad, weight, input, p);
+      if (unbatched) grad_input = grad_input.squeeze(0);
+    }
+    if (ctx->needs_input_grad(1)) grad_weight = weight_backward(input, grad, weight, p);
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) {
+      grad_bias = grad.sum({0, 2, 3, 4});
+    }
+    return {grad_input, grad_weight, grad_bias, at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+class InputBackwardFunction : public torch::autograd::Function<InputBackwardFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& grad_output,
+                            const at::Tensor& weight, c10::SymIntArrayRef input_size,
+                            c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                            c10::SymInt groups, c10::SymIntArrayRef dilation) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    at::Tensor result = input_backward_op().call(grad_output, weight, input_size, stride, padding,
+                                                 groups, dilation);
+    ctx->save_for_backward({grad_output, weight});
+    Params{to_vector(stride), to_vector(padding), to_vector(dilation), groups}.save(ctx);
+    return result;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const Params p = Params::load(ctx);
+    const at::Tensor& grad_output = saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor& upstream = grad_outputs[0];
+    at::Tensor d_grad_output, d_weight;
+    if (ctx->needs_input_grad(0)) d_grad_output = transposed_conv_like(upstream, weight, grad_output, p);
+    if (ctx->needs_input_grad(1)) d_weight = weight_backward(upstream, grad_output, weight, p);
+    return {d_grad_output, d_weight, at::Tensor(), at::Tensor(),
+            at::Tensor(),  at::Tensor(), at::Tensor()};
+  }
+};
+
+class WeightBackwardFunction : public torch::autograd::Function<WeightBackwardFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input,
+                            const at::Tensor& grad_output, c10::SymIntArrayRef kernel_size,
+                            c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                            c10::SymInt groups, c10::SymIntArrayRef dilation) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    at::Tensor result = weight_backward_op().call(input, grad_output, kernel_size, stride, padding,
+                                                  groups, dilation);
+    ctx->save_for_backward({input, grad_output});
+    Params{to_vector(stride), to_vector(padding), to_vector(dilation), groups}.save(ctx);
+    return result;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const Params p = Params::load(ctx);
+    const at::Tensor& input = saved[0];
+    const at::Tensor& grad_output = saved[1];
+    const at::Tensor& upstream = grad_outputs[0];
+    at::Tensor d_input, d_grad_output;
+    if (ctx->needs_input_grad(0)) d_input = input_backward(grad_output, upstream, input, p);
+    if (ctx->needs_input_grad(1)) d_grad_output = transposed_conv_like(input, upstream, grad_output, p);
+    return {d_input, d_grad_output, at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor conv_transpose3d_autograd(CT3D_CONV_TRANSPOSE3D_PARAMS) {
+  return ConvTranspose3dFunction::apply(input, weight, bias, stride, padding, output_padding,
+                                        std::move(groups), dilation);
+}
+
+at::Tensor conv_transpose3d_input_backward_autograd(CT3D_INPUT_BACKWARD_PARAMS) {
+  return InputBackwardFunction::apply(grad_output, weight, input_size, stride, padding,
+                                      std::move(groups), dilation);
+}
+
+at::Tensor conv_transpose3d_weight_backward_autograd(CT3D_WEIGHT_BACKWARD_PARAMS) {
+  return WeightBackwardFunction::apply(input, grad_output, kernel_size, stride, padding,
+                                       std::move(groups), dilation);
+}
+
+}  // namespace ct3d

@@ -1,0 +1,40 @@
+// The two backward ops of ct3d::conv_transpose3d, one kernel per backend, as plain
+// C++ functions (registration/ wires them into the dispatcher).
+//
+// With y = conv_transpose3d(x, w) and g = dL/dy:
+//   input_backward(g, w)  = dL/dx, a strided convolution of g with w;
+//   weight_backward(x, g) = dL/dw, the correlation of x with g.
+// Both are bilinear, and their own derivatives are again one of the three ops,
+// so autograd (ops/autograd/) differentiates any number of times. Both take
+// batched (5-D) tensors; the autograd layer adds the batch dimension for 4-D input.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/SymInt.h>
+#include <c10/core/SymIntArrayRef.h>
+
+namespace ct3d {
+
+#define CT3D_INPUT_BACKWARD_PARAMS                                                 \
+  const at::Tensor &grad_output, const at::Tensor &weight,                         \
+      c10::SymIntArrayRef input_size, c10::SymIntArrayRef stride,                 \
+      c10::SymIntArrayRef padding, c10::SymInt groups, c10::SymIntArrayRef dilation
+
+#define CT3D_WEIGHT_BACKWARD_PARAMS                                                \
+  const at::Tensor &input, const at::Tensor &grad_output,                          \
+      c10::SymIntArrayRef kernel_size, c10::SymIntArrayRef stride,                \
+      c10::SymIntArrayRef padding, c10::SymInt groups, c10::SymIntArrayRef dilation
+
+// dL/dx: (N, C_in, *input_size) from grad_output (N, C_out, D', H', W') and the
+// weight (C_in, C_out / groups, kD, kH, kW).
+at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS);
+at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS);
+at::Tensor conv_transpose3d_input_backward_meta(CT3D_INPUT_BACKWARD_PARAMS);
+
+// dL/dw: (C_in, C_out / groups, *kernel_size) from input (N, C_in, D, H, W) and
+// grad_output (N, C_out, D', H', W').
+at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS);
+at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS);
+at::Tensor conv_transpose3d_weight_backward_meta(CT3D_WEIGHT_BACKWARD_PARAMS);
+
+}  // namespace ct3d

@@ -1,0 +1,93 @@
+"""Autograd of ct3d.conv_transpose3d: gradcheck and gradgradcheck in float64, the
+gradients against PyTorch's in float64, masks that skip unneeded gradients, and
+opcheck of the two backward ops."""
+
+import pytest
+import torch
+
+from autograd_cases import CASES, case_id, ct3d_call, make_tensors, params, torch_call
+from conftest import requires_cuda
+
+DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_gradcheck_and_gradgradcheck_cpu(case):
+    inputs = make_tensors(case, torch.float64, "cpu", requires_grad=True)
+    inputs = tuple(t for t in inputs if t is not None)
+    f = ct3d_call(case)
+    fn = (lambda x, w, b: f(x, w, b)) if len(inputs) == 3 else (lambda x, w: f(x, w, None))
+    assert torch.autograd.gradcheck(fn, inputs)
+    assert torch.autograd.gradgradcheck(fn, inputs)
+
+
+@requires_cuda
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_gradcheck_cuda(case):
+    inputs = make_tensors(case, torch.float64, "cuda", requires_grad=True)
+    inputs = tuple(t for t in inputs if t is not None)
+    f = ct3d_call(case)
+    fn = (lambda x, w, b: f(x, w, b)) if len(inputs) == 3 else (lambda x, w: f(x, w, None))
+    assert torch.autograd.gradcheck(fn, inputs)
+    assert torch.autograd.gradgradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_gradients_match_float64_reference(case, dtype, device):
+    inputs = make_tensors(case, dtype, device, requires_grad=True)
+    grad = None
+    out = ct3d_call(case)(*inputs)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    reference = [t.detach().double().requires_grad_() if t is not None else None for t in inputs]
+    torch_call(case)(*reference).backward(grad.double())
+    for ours, ref in zip(inputs, reference):
+        if ours is None:
+            continue
+        error = ((ours.grad.double() - ref.grad).norm() / ref.grad.norm()).item()
+        assert error <= (1e-5 if dtype == torch.float32 else 1e-12), error
+
+
+def backward_ops_called(fn):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn()
+    return {e.name for e in prof.events() if "backward" in e.name and e.name.startswith("ct3d::")}
+
+
+def test_only_needed_gradients_are_computed():
+    case = CASES[0]
+    x, w, b = make_tensors(case, torch.float64, "cpu")
+    x.requires_grad_()
+    called = backward_ops_called(lambda: ct3d_call(case)(x, w, b).sum().backward())
+    assert called == {"ct3d::conv_transpose3d_input_backward"}
+    assert w.grad is None and b.grad is None
+    x, w, b = make_tensors(case, torch.float64, "cpu")
+    w.requires_grad_()
+    called = backward_ops_called(lambda: ct3d_call(case)(x, w, b).sum().backward())
+    assert called == {"ct3d::conv_transpose3d_weight_backward"}
+    assert x.grad is None and w.grad is not None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_opcheck_backward_ops(case, device):
+    dtype = torch.float64 if device == "cpu" else torch.float32
+    x, w, _ = make_tensors(case, dtype, device, requires_grad=True)
+    x5 = x if x.dim() == 5 else x.unsqueeze(0)
+    stride, padding, output_padding, groups, dilation = params(case)
+    out = ct3d_call(case)(x5.detach(), w.detach(), None)
+    g = torch.randn_like(out).requires_grad_()
+    torch.library.opcheck(torch.ops.ct3d.conv_transpose3d_input_backward.default,
+                          (g, w, list(x5.shape[2:]), stride, padding, groups, dilation))
+    torch.library.opcheck(torch.ops.ct3d.conv_transpose3d_weight_backward.default,
+                          (x5.detach().requires_grad_(), g, list(w.shape[2:]), stride, padding,
+                           groups, dilation))
+
+
+def test_backward_op_rejects_bad_rank():
+    g = torch.randn(2, 3, 4, 4)
+    w = torch.randn(4, 3, 2, 2, 2)
+    with pytest.raises(RuntimeError, match=r"grad_output and weight must be 5-D"):
+        torch.ops.ct3d.conv_transpose3d_input_backward(g, w, [3, 3, 3], [1], [0], 1, [1])
