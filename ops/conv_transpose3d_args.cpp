@@ -21,7 +21,9 @@ void check_same_device_and_dtype(const at::Tensor& input, const at::Tensor& othe
               input.scalar_type());
 }
 
-void check_parameters(const ConvTranspose3dArgs& args) {
+// An empty batch skips the output_padding bound, as PyTorch does (it never reaches
+// the backend that checks it).
+void check_parameters(const ConvTranspose3dArgs& args, bool empty_batch) {
   CT3D_CHECK(args.groups > 0, "conv_transpose3d: groups must be positive, got ", args.groups);
   for (int i = 0; i < kSpatialDims; ++i) {
     CT3D_CHECK(args.stride[i] > 0, "conv_transpose3d: stride must be positive, got ",
@@ -33,7 +35,7 @@ void check_parameters(const ConvTranspose3dArgs& args) {
     CT3D_CHECK(args.output_padding[i] >= 0,
                 "conv_transpose3d: output_padding must be non-negative, got ",
                 args.output_padding[i], " in ", kDimNames[i]);
-    CT3D_CHECK(args.output_padding[i] < std::max(args.stride[i], args.dilation[i]),
+    CT3D_CHECK(empty_batch || args.output_padding[i] < std::max(args.stride[i], args.dilation[i]),
                 "conv_transpose3d: output_padding must be smaller than either stride or dilation: "
                 "got output_padding ",
                 args.output_padding[i], " with stride ", args.stride[i], " and dilation ",
@@ -103,7 +105,9 @@ ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const a
   args.padding = expand_parameter(padding, "padding");
   args.output_padding = expand_parameter(output_padding, "output_padding");
   args.dilation = expand_parameter(dilation, "dilation");
-  check_parameters(args);
+  const std::optional<int64_t> concrete_batch = args.batch.maybe_as_int();
+  const bool empty_batch = args.batched && concrete_batch.has_value() && *concrete_batch == 0;
+  check_parameters(args, empty_batch);
 
   const int64_t weight_in_channels = weight.sym_size(0).guard_int(__FILE__, __LINE__);
   const int64_t weight_out_channels = weight.sym_size(1).guard_int(__FILE__, __LINE__);
@@ -134,16 +138,18 @@ ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const a
     args.has_bias = true;
   }
 
+  // As in PyTorch, an empty batch may have empty spatial extents (and then gives an
+  // empty output); otherwise every input and output extent must be positive.
+  const int64_t smallest_extent = empty_batch ? 0 : 1;
   for (int i = 0; i < kSpatialDims; ++i) {
     args.input_size[i] = input.sym_size(channel_dim + 1 + i);
-    // An empty batch is allowed (empty output); empty spatial extents are not.
-    CT3D_SYM_CHECK(args.input_size[i].sym_gt(0),
+    CT3D_SYM_CHECK(args.input_size[i].sym_ge(smallest_extent),
                     "conv_transpose3d: input ", kDimNames[i], " must be positive, got input of shape ",
                     input.sym_sizes());
     args.output_size[i] = transposed_output_extent(args.input_size[i], args.kernel_size[i],
                                                    args.stride[i], args.padding[i],
                                                    args.output_padding[i], args.dilation[i]);
-    CT3D_SYM_CHECK(args.output_size[i].sym_gt(0), "conv_transpose3d: output ", kDimNames[i],
+    CT3D_SYM_CHECK(args.output_size[i].sym_ge(smallest_extent), "conv_transpose3d: output ", kDimNames[i],
                     " would be ", args.output_size[i], " (input ", args.input_size[i],
                     ", kernel ", args.kernel_size[i], ", stride ", args.stride[i], ", padding ",
                     args.padding[i], ", output_padding ", args.output_padding[i], ", dilation ",

@@ -15,7 +15,7 @@ fi
 if ! python3 -c "import torch" >/dev/null 2>&1; then
   python3 -m pip install -q "torch==2.14.1" || python3 -m pip install -q "torch>=2.4,<=2.14.1"
 fi
-python3 -m pip install -q pytest numpy
+python3 -m pip install -q pytest numpy hypothesis
 
 # No GPU here means no architecture to detect: ct3d targets Hopper (sm_90a).
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0a}"
