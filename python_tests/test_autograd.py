@@ -11,20 +11,10 @@ from conftest import requires_cuda
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_gradcheck_and_gradgradcheck_cpu(case):
-    inputs = make_tensors(case, torch.float64, "cpu", requires_grad=True)
-    inputs = tuple(t for t in inputs if t is not None)
-    f = ct3d_call(case)
-    fn = (lambda x, w, b: f(x, w, b)) if len(inputs) == 3 else (lambda x, w: f(x, w, None))
-    assert torch.autograd.gradcheck(fn, inputs)
-    assert torch.autograd.gradgradcheck(fn, inputs)
-
-
-@requires_cuda
-@pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_gradcheck_cuda(case):
-    inputs = make_tensors(case, torch.float64, "cuda", requires_grad=True)
+def test_gradcheck_and_gradgradcheck(case, device):
+    inputs = make_tensors(case, torch.float64, device, requires_grad=True)
     inputs = tuple(t for t in inputs if t is not None)
     f = ct3d_call(case)
     fn = (lambda x, w, b: f(x, w, b)) if len(inputs) == 3 else (lambda x, w: f(x, w, None))

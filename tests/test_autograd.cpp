@@ -6,15 +6,11 @@
 #include <torch/autograd.h>
 
 #include "catch.h"
+#include "kernel_call.h"
 #include "naive_reference.h"
 
 TEST_CASE("gradients flow through ct3d::conv_transpose3d from C++") {
-  const auto op = c10::Dispatcher::singleton()
-                      .findSchemaOrThrow("ct3d::conv_transpose3d", "")
-                      .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
-                                        const std::optional<at::Tensor>&, c10::SymIntArrayRef,
-                                        c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
-                                        c10::SymIntArrayRef)>();
+  const auto op = ct3d::test::dispatcher_op();
   const ct3d::test::ConvCase c{2, 4, 6, 2, {3, 2, 3}, {2, 3, 2}, {2, 1, 2}, {1, 0, 1}, {1, 0, 0},
                                {1, 2, 1}, true};
   auto [x, w, b] = ct3d::test::random_tensors(c, at::kDouble, 11);

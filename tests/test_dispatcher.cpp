@@ -4,15 +4,11 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "catch.h"
+#include "kernel_call.h"
 #include "naive_reference.h"
 
 TEST_CASE("ct3d::conv_transpose3d is registered and dispatches to the CPU kernel") {
-  const auto op = c10::Dispatcher::singleton()
-                      .findSchemaOrThrow("ct3d::conv_transpose3d", "")
-                      .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
-                                        const std::optional<at::Tensor>&, c10::SymIntArrayRef,
-                                        c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
-                                        c10::SymIntArrayRef)>();
+  const auto op = ct3d::test::dispatcher_op();
   const ct3d::test::ConvCase c{1, 4, 4, 2, {3, 3, 3}, {3, 2, 1}, {2, 2, 2}, {1, 0, 0}, {1, 1, 0},
                                {1, 1, 1}, true};
   auto [x, w, b] = ct3d::test::random_tensors(c, at::kDouble, 5);
@@ -24,12 +20,7 @@ TEST_CASE("ct3d::conv_transpose3d is registered and dispatches to the CPU kernel
 }
 
 TEST_CASE("the Meta kernel gives shape and dtype without data") {
-  const auto op = c10::Dispatcher::singleton()
-                      .findSchemaOrThrow("ct3d::conv_transpose3d", "")
-                      .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
-                                        const std::optional<at::Tensor>&, c10::SymIntArrayRef,
-                                        c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
-                                        c10::SymIntArrayRef)>();
+  const auto op = ct3d::test::dispatcher_op();
   const auto meta = at::TensorOptions().device(at::kMeta);
   const std::vector<int64_t> stride{2}, zero{0}, one{1};
   const at::Tensor out = op.call(at::empty({2, 4, 5, 6, 7}, meta), at::empty({4, 3, 3, 3, 3}, meta),

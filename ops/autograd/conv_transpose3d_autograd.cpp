@@ -146,31 +146,48 @@ class ConvTranspose3dFunction : public torch::autograd::Function<ConvTranspose3d
   }
 };
 
+// Forward of a backward op: runs it below autograd and keeps its two tensor inputs
+// and the shared parameters for its own backward.
+at::Tensor run_backward_op(AutogradContext* ctx,
+                           const c10::TypedOperatorHandle<BackwardSignature>& op,
+                           const at::Tensor& first, const at::Tensor& second,
+                           c10::SymIntArrayRef sizes, c10::SymIntArrayRef stride,
+                           c10::SymIntArrayRef padding, const c10::SymInt& groups,
+                           c10::SymIntArrayRef dilation) {
+  at::AutoDispatchBelowADInplaceOrView guard;
+  at::Tensor result = op.call(first, second, sizes, stride, padding, groups, dilation);
+  ctx->save_for_backward({first, second});
+  Params{to_vector(stride), to_vector(padding), to_vector(dilation), groups}.save(ctx);
+  return result;
+}
+
+// A backward op's gradients: its two tensors, then nothing for its 5 parameters.
+variable_list tensor_gradients(at::Tensor first, at::Tensor second) {
+  return {std::move(first), std::move(second), at::Tensor(), at::Tensor(), at::Tensor(),
+          at::Tensor(), at::Tensor()};
+}
+
 class InputBackwardFunction : public torch::autograd::Function<InputBackwardFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& grad_output,
                             const at::Tensor& weight, c10::SymIntArrayRef input_size,
                             c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
                             c10::SymInt groups, c10::SymIntArrayRef dilation) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    at::Tensor result = input_backward_op().call(grad_output, weight, input_size, stride, padding,
-                                                 groups, dilation);
-    ctx->save_for_backward({grad_output, weight});
-    Params{to_vector(stride), to_vector(padding), to_vector(dilation), groups}.save(ctx);
-    return result;
+    return run_backward_op(ctx, input_backward_op(), grad_output, weight, input_size, stride,
+                           padding, groups, dilation);
   }
 
+  // Upstream u is shaped like the convolution's input: dg = T(u, w), dw = W(u, g).
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
     const Params p = Params::load(ctx);
-    const at::Tensor& grad_output = saved[0];
-    const at::Tensor& weight = saved[1];
-    const at::Tensor& upstream = grad_outputs[0];
+    const at::Tensor &grad_output = saved[0], &weight = saved[1], &upstream = grad_outputs[0];
     at::Tensor d_grad_output, d_weight;
-    if (ctx->needs_input_grad(0)) d_grad_output = transposed_conv_like(upstream, weight, grad_output, p);
+    if (ctx->needs_input_grad(0)) {
+      d_grad_output = transposed_conv_like(upstream, weight, grad_output, p);
+    }
     if (ctx->needs_input_grad(1)) d_weight = weight_backward(upstream, grad_output, weight, p);
-    return {d_grad_output, d_weight, at::Tensor(), at::Tensor(),
-            at::Tensor(),  at::Tensor(), at::Tensor()};
+    return tensor_gradients(d_grad_output, d_weight);
   }
 };
 
@@ -180,25 +197,21 @@ class WeightBackwardFunction : public torch::autograd::Function<WeightBackwardFu
                             const at::Tensor& grad_output, c10::SymIntArrayRef kernel_size,
                             c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
                             c10::SymInt groups, c10::SymIntArrayRef dilation) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    at::Tensor result = weight_backward_op().call(input, grad_output, kernel_size, stride, padding,
-                                                  groups, dilation);
-    ctx->save_for_backward({input, grad_output});
-    Params{to_vector(stride), to_vector(padding), to_vector(dilation), groups}.save(ctx);
-    return result;
+    return run_backward_op(ctx, weight_backward_op(), input, grad_output, kernel_size, stride,
+                           padding, groups, dilation);
   }
 
+  // Upstream v is shaped like the weight: dx = C(g, v), dg = T(x, v).
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
     const Params p = Params::load(ctx);
-    const at::Tensor& input = saved[0];
-    const at::Tensor& grad_output = saved[1];
-    const at::Tensor& upstream = grad_outputs[0];
+    const at::Tensor &input = saved[0], &grad_output = saved[1], &upstream = grad_outputs[0];
     at::Tensor d_input, d_grad_output;
     if (ctx->needs_input_grad(0)) d_input = input_backward(grad_output, upstream, input, p);
-    if (ctx->needs_input_grad(1)) d_grad_output = transposed_conv_like(input, upstream, grad_output, p);
-    return {d_input, d_grad_output, at::Tensor(), at::Tensor(),
-            at::Tensor(), at::Tensor(), at::Tensor()};
+    if (ctx->needs_input_grad(1)) {
+      d_grad_output = transposed_conv_like(input, upstream, grad_output, p);
+    }
+    return tensor_gradients(d_input, d_grad_output);
   }
 };
 

@@ -33,6 +33,18 @@ struct Targets {
   std::vector<int64_t> d, h, w;
 };
 
+// Element counts both kernels index with.
+struct Extents {
+  int64_t in_plane, out_plane, taps, cin_per_group, cout_per_group;
+};
+
+Extents extents_of(const BackwardProblem& p) {
+  const Int3 in = p.concrete_in_size();
+  const Int3 out = p.concrete_out_size();
+  return {in[0] * in[1] * in[2], out[0] * out[1] * out[2], p.kernel[0] * p.kernel[1] * p.kernel[2],
+          p.in_channels_per_group(), p.out_channels_per_group()};
+}
+
 Targets targets_for(const BackwardProblem& p) {
   const Int3 in = p.concrete_in_size();
   const Int3 out = p.concrete_out_size();
@@ -75,12 +87,7 @@ template <typename scalar_t>
 void input_backward_kernel(const BackwardProblem& p, const scalar_t* grad_output,
                            const scalar_t* weight, scalar_t* grad_input) {
   using acc_t = at::acc_type<scalar_t, /*is_cuda=*/false>;
-  const Int3 in = p.concrete_in_size();
-  const Int3 out = p.concrete_out_size();
-  const int64_t in_plane = in[0] * in[1] * in[2];
-  const int64_t out_plane = out[0] * out[1] * out[2];
-  const int64_t taps = p.kernel[0] * p.kernel[1] * p.kernel[2];
-  const int64_t cin_g = p.in_channels_per_group(), cout_g = p.out_channels_per_group();
+  const auto [in_plane, out_plane, taps, cin_g, cout_g] = extents_of(p);
   const Targets targets = targets_for(p);
   at::parallel_for(0, p.batch.expect_int() * p.in_channels, 1, [&](int64_t begin, int64_t end) {
     std::vector<acc_t> plane(in_plane);
@@ -105,12 +112,7 @@ template <typename scalar_t>
 void weight_backward_kernel(const BackwardProblem& p, const scalar_t* input,
                             const scalar_t* grad_output, scalar_t* grad_weight) {
   using acc_t = at::acc_type<scalar_t, /*is_cuda=*/false>;
-  const Int3 in = p.concrete_in_size();
-  const Int3 out = p.concrete_out_size();
-  const int64_t in_plane = in[0] * in[1] * in[2];
-  const int64_t out_plane = out[0] * out[1] * out[2];
-  const int64_t taps = p.kernel[0] * p.kernel[1] * p.kernel[2];
-  const int64_t cin_g = p.in_channels_per_group(), cout_g = p.out_channels_per_group();
+  const auto [in_plane, out_plane, taps, cin_g, cout_g] = extents_of(p);
   const int64_t batch = p.batch.expect_int();
   const Targets targets = targets_for(p);
   at::parallel_for(0, p.in_channels * cout_g, 1, [&](int64_t begin, int64_t end) {
