@@ -61,6 +61,12 @@ TILE_EDGE_CASES = [
     (2, 48, 24, (9, 10, 11), (3, 3, 3), (1, 1, 1), (2, 0, 1), (0, 0, 0), 3, (2, 1, 1)),
     (1, 8, 8, (1, 1, 1), (4, 4, 4), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
     (5, 3, 5, (2, 30, 2), (33, 1, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    # Small groups, which the GEMM packs several to a tile (block-diagonal weights):
+    (2, 32, 32, (4, 6, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), 4, (1, 1, 1)),
+    (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 2, 1), (1, 1, 1), (0, 1, 0), 16, (1, 1, 1)),
+    (1, 15, 9, (4, 5, 6), (2, 3, 2), (1, 1, 2), (0, 1, 0), (0, 0, 1), 3, (1, 2, 1)),
+    (1, 24, 120, (3, 4, 5), (2, 2, 2), (2, 1, 1), (0, 0, 0), (1, 0, 0), 6, (1, 1, 1)),
+    (2, 12, 6, (6, 5, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 2, (1, 1, 1)),
 ]
 
 
@@ -158,3 +164,19 @@ def test_output_larger_than_2_pow_31_elements():
         got = out[0, c].view(256, 2, 256, 2, 256, 2)
         assert relative_error(got, expected) <= FLOAT32_BAR
         del expected
+
+
+@pytest.mark.parametrize("special", [float("nan"), float("inf")])
+def test_non_finite_input_stays_in_its_group(special):
+    # 4 groups of 8 channels: the GEMM packs 2 groups per tile (block-diagonal
+    # weights), where NaN x 0 would leak across groups without the exactness guard.
+    x = torch.randn(2, 32, 5, 6, 7, device="cuda")
+    x[1, 3, 2, 2, 2] = special  # group 0 of sample 1
+    w = torch.randn(32, 8, 3, 3, 3, device="cuda")
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, [2], [1], [1], 4, [1])
+    ref = F.conv_transpose3d(x.double(), w.double(), None, 2, 1, 1, 4, 1)
+    assert torch.equal(out.isnan(), ref.isnan())
+    assert torch.equal(out.isinf(), ref.isinf())
+    finite = ref.isfinite()
+    assert finite[:, 8:].all()  # other groups untouched
+    assert relative_error(out[finite], ref[finite]) <= FLOAT32_BAR

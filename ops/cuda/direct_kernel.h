@@ -12,8 +12,11 @@ namespace ct3d::cuda {
 
 // input: contiguous (N, C_in, D, H, W); weight: contiguous; bias: contiguous or
 // undefined; output: contiguous (N, C_out, OD, OH, OW), fully written.
+// With run_only_if set, the kernel reads that device flag first and does nothing
+// when it is 0 (an exactness guard the implicit GEMM launches behind itself).
 void launch_direct_conv_transpose3d(const ConvTranspose3dArgs& args, const at::Tensor& input,
                                     const at::Tensor& weight, const at::Tensor& bias,
-                                    at::Tensor& output, cudaStream_t stream);
+                                    at::Tensor& output, cudaStream_t stream,
+                                    const int* run_only_if = nullptr);
 
 }  // namespace ct3d::cuda

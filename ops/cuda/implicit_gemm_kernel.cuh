@@ -103,17 +103,14 @@ __device__ __forceinline__ RowOrigin row_origin(const PhaseProblem& p, int64_t r
 __device__ __forceinline__ PhasePosition decode_row(const PhaseProblem& p, RowOrigin origin,
                                                     int local) {
   uint32_t rest = static_cast<uint32_t>(origin.offset) + static_cast<uint32_t>(local);
-  const uint32_t per_sample = static_cast<uint32_t>(p.positions_per_sample);
-  const uint32_t carry = rest / per_sample;
-  rest -= carry * per_sample;
+  const uint32_t carry = p.per_sample_divider.divide(rest);
+  rest -= carry * p.per_sample_divider.divisor;
   PhasePosition pos;
   pos.n = origin.n + carry;
-  const uint32_t width = static_cast<uint32_t>(p.dim[2].max_positions);
-  const uint32_t height = static_cast<uint32_t>(p.dim[1].max_positions);
-  pos.qw = static_cast<int>(rest % width);
-  rest /= width;
-  pos.qh = static_cast<int>(rest % height);
-  pos.qd = static_cast<int>(rest / height);
+  const uint32_t lines = p.width_divider.divide(rest);
+  pos.qw = static_cast<int>(rest - lines * p.width_divider.divisor);
+  pos.qd = static_cast<int>(p.height_divider.divide(lines));
+  pos.qh = static_cast<int>(lines - pos.qd * p.height_divider.divisor);
   return pos;
 }
 
@@ -353,7 +350,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
                  static_cast<int64_t>(pos.qh * p.dim[1].stride + residue_h) * p.output_stride[1] +
                  static_cast<int64_t>(pos.qw * p.dim[2].stride + residue_w) * p.output_stride[2];
     const int channels = min(Cfg::kBlockChannels, p.cout_per_group - channel0);
-    for (int c = 0; c < channels; ++c) {
+#pragma unroll
+    for (int c = 0; c < Cfg::kBlockChannels; ++c) {
+      if (c >= channels) break;
       float value = park[c * kPitch + segment * 32 + lane];
       if (bias != nullptr) value += bias[group_channel0 + channel0 + c];
       out[c * p.output_channel_stride] = value;

@@ -2,11 +2,13 @@
 // channels-last, packs the weights, picks a tile configuration and launches one
 // kernel for all phases on the given stream.
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 #include <limits>
 
+#include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/implicit_gemm.h"
 #include "ops/cuda/implicit_gemm_kernel.cuh"
 #include "ops/cuda/implicit_gemm_staging.cuh"
@@ -30,8 +32,28 @@ int channel_tiles_for(int64_t cout_per_group) {
   return static_cast<int>(std::min<int64_t>((cout_per_group + 15) / 16, 4));
 }
 
+// Consecutive convolution groups that one GEMM group covers. Small groups waste
+// most of a 16-channel mma tile on padding (C_in = C_out = 8 per group pads both
+// to 16: 4x the MMAs); packing f groups block-diagonally into one GEMM group wastes
+// less. Picks the f dividing groups with the fewest 16 x 16 tiles in all.
+int group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
+  int best = 1;
+  int64_t best_tiles = std::numeric_limits<int64_t>::max();
+  for (int64_t f = 1; f <= groups && f * std::max(cin_g, cout_g) <= 64; ++f) {
+    if (groups % f != 0) continue;
+    const int64_t tiles = groups / f * ((f * cin_g + 15) / 16) * ((f * cout_g + 15) / 16);
+    if (tiles < best_tiles) {
+      best = static_cast<int>(f);
+      best_tiles = tiles;
+    }
+  }
+  return best;
+}
+
+// args: the convolution with its groups folded `fold` at a time (see group_fold).
 template <class Cfg>
-void launch_all_phases(const ConvTranspose3dArgs& args, const at::Tensor& input,
+void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite,
+                       const at::Tensor& input,
                        const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                        cudaStream_t stream) {
   const Int3 in = args.concrete_input_size();
@@ -80,6 +102,9 @@ void launch_all_phases(const ConvTranspose3dArgs& args, const at::Tensor& input,
     p.positions_per_sample *= dim.max_positions;
   }
   p.rows = output.size(0) * p.positions_per_sample;
+  p.per_sample_divider = FastDivider(static_cast<uint32_t>(p.positions_per_sample));
+  p.width_divider = FastDivider(static_cast<uint32_t>(p.dim[2].max_positions));
+  p.height_divider = FastDivider(static_cast<uint32_t>(p.dim[1].max_positions));
 
 
   // The input is staged and the weights packed on every call (both may change
@@ -96,7 +121,7 @@ void launch_all_phases(const ConvTranspose3dArgs& args, const at::Tensor& input,
     stage_input_channels_last_kernel<<<staging_grid, staging_block, 0, stream>>>(
         input.const_data_ptr<float>() + n0 * args.in_channels * positions,
         staged.mutable_data_ptr<float>() + n0 * p.staged_batch_stride, positions,
-        p.cin_per_group, p.cin_padded, static_cast<int>(padded_channels));
+        p.cin_per_group, p.cin_padded, static_cast<int>(padded_channels), nonfinite);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 
@@ -107,7 +132,8 @@ void launch_all_phases(const ConvTranspose3dArgs& args, const at::Tensor& input,
       std::min<int64_t>((packed_elements + kPackThreads - 1) / kPackThreads, 4096);
   pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
       weight.const_data_ptr<float>(), packed.mutable_data_ptr<float>(), packed_elements,
-      p.cin_per_group, p.cout_per_group, p.cin_padded, p.cout_padded, static_cast<int>(taps));
+      p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded, p.cout_padded,
+      static_cast<int>(taps));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 
   auto kernel = implicit_gemm_phase_kernel<Cfg>;
@@ -163,12 +189,26 @@ void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args,
   // Each warp: the block's channel tiles x 8 position tiles (4 where 3 or 4 channel
   // tiles would leave too few registers for 3 blocks per multiprocessor). Blocks of
   // 8 warps (twice the positions) measured 10-45 % slower on every shape.
-  switch (channel_tiles_for(args.out_channels_per_group())) {
-    case 1: return launch_all_phases<TileConfig<4, 1, 8>>(args, input, weight, bias, output, stream);
-    case 2: return launch_all_phases<TileConfig<4, 2, 8>>(args, input, weight, bias, output, stream);
-    case 3: return launch_all_phases<TileConfig<4, 3, 4>>(args, input, weight, bias, output, stream);
-    default: return launch_all_phases<TileConfig<4, 4, 4>>(args, input, weight, bias, output, stream);
+  // Folding needs the guard below, which writes contiguous outputs only.
+  const int fold = output.is_contiguous() ? group_fold(args.groups, args.in_channels_per_group(),
+                                                       args.out_channels_per_group())
+                                          : 1;
+  ConvTranspose3dArgs folded = args;
+  folded.groups = args.groups / fold;
+  // With folded groups, a NaN or Inf input times a structural zero weight would
+  // leak into other groups' outputs. The staging pass flags non-finite inputs, and
+  // the direct kernel, queued behind the GEMM, recomputes the output exactly when
+  // the flag is set (and returns at once when it is not: ~10 us).
+  at::Tensor nonfinite;
+  if (fold > 1) nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
+  int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
+  switch (channel_tiles_for(folded.out_channels_per_group())) {
+    case 1: launch_all_phases<TileConfig<4, 1, 8>>(folded, fold, flag, input, weight, bias, output, stream); break;
+    case 2: launch_all_phases<TileConfig<4, 2, 8>>(folded, fold, flag, input, weight, bias, output, stream); break;
+    case 3: launch_all_phases<TileConfig<4, 3, 4>>(folded, fold, flag, input, weight, bias, output, stream); break;
+    default: launch_all_phases<TileConfig<4, 4, 4>>(folded, fold, flag, input, weight, bias, output, stream); break;
   }
+  if (fold > 1) launch_direct_conv_transpose3d(args, input, weight, bias, output, stream, flag);
 }
 
 }  // namespace ct3d::cuda

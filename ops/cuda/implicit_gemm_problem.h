@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "ops/cuda/fast_divider.h"
 #include "ops/cuda/phase_plan.h"
 
 namespace ct3d::cuda {
@@ -36,6 +37,9 @@ struct PhaseProblem {
   DimParams dim[3];                   // depth, height, width
   int phases;                         // stride_d * stride_h * stride_w
   int positions_per_sample;           // product of max_positions
+  // Row decoding: by positions_per_sample, and by the width and height
+  // max_positions.
+  FastDivider per_sample_divider, width_divider, height_divider;
   int64_t rows;                       // batch * positions_per_sample
   int input_extent[3];
   // Staged input, in floats: one spatial position holds groups * cin_padded values.

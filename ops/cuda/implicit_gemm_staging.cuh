@@ -16,11 +16,12 @@ constexpr int kStagedChunk = 16;  // input channels per TF32-split chunk
 // input (N, groups * cin_per_group, positions) -> staged (N, positions, groups,
 // cin_padded): channels-last, zero in each group's padding channels. Reads are
 // coalesced along positions, writes along channels, through a shared-memory tile.
-// Grid: (position tiles, padded-channel tiles, batch).
+// Grid: (position tiles, padded-channel tiles, batch). With `nonfinite` set, any
+// NaN or Inf read sets it to 1.
 __global__ void stage_input_channels_last_kernel(const float* __restrict__ input,
                                                  float* __restrict__ staged, int64_t positions,
                                                  int cin_per_group, int cin_padded,
-                                                 int padded_channels) {
+                                                 int padded_channels, int* nonfinite) {
   __shared__ float tile[kStagingTile][kStagingTile + 1];
   const int64_t n = blockIdx.z;
   const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kStagingTile;
@@ -36,6 +37,7 @@ __global__ void stage_input_channels_last_kernel(const float* __restrict__ input
     float value = 0.f;
     if (padded_channel < padded_channels && channel < cin_per_group && position < positions) {
       value = sample[(group * cin_per_group + channel) * positions + position];
+      if (nonfinite != nullptr && !isfinite(value)) *nonfinite = 1;
     }
     tile[i][threadIdx.x] = value;
   }
@@ -55,9 +57,13 @@ __global__ void stage_input_channels_last_kernel(const float* __restrict__ input
 // zero in the padding. Register e of lane (g, t) in k-step s is output channel
 // g + 8 (e % 2) and input channel 4 t + 2 s + e / 2 of the chunk: the mma's
 // row-major A fragment, in the k order the staged input uses.
+//
+// With fold > 1, each GEMM group is `fold` consecutive groups of the convolution
+// (cin_per_group and cout_per_group are the convolution's): the packed weights are
+// block-diagonal, zero between different convolution groups.
 __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
                                              float* __restrict__ packed, int64_t total,
-                                             int cin_per_group, int cout_per_group,
+                                             int cin_per_group, int cout_per_group, int fold,
                                              int cin_padded, int cout_padded, int taps) {
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
        index += int64_t(gridDim.x) * blockDim.x) {
@@ -77,8 +83,10 @@ __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
     const int col = output_tile * 16 + (lane >> 2) + 8 * (e & 1);
     const int ic = chunk * kStagedChunk + 4 * (lane & 3) + 2 * k_step + (e >> 1);
     float value = 0.f;
-    if (ic < cin_per_group && col < cout_per_group) {
-      value = weight[((group * cin_per_group + ic) * cout_per_group + col) * taps + tap];
+    const bool same_group = ic / cin_per_group == col / cout_per_group;
+    if (ic < fold * cin_per_group && col < fold * cout_per_group && same_group) {
+      const int64_t input_channel = group * fold * cin_per_group + ic;
+      value = weight[(input_channel * cout_per_group + col % cout_per_group) * taps + tap];
     }
     const float value_hi = round_to_tf32(value);
     packed[index] = lo_part ? value - value_hi : value_hi;
