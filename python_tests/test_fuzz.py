@@ -1,6 +1,6 @@
 """Property-based fuzzing of ct3d.conv_transpose3d against
 torch.nn.functional.conv_transpose3d: hundreds of drawn calls, valid and invalid
-(bad sizes, groups, ranks, dtypes, padding; empty batches; overlapping and
+(bad sizes, zero channels, groups, ranks, dtypes, padding; empty batches; overlapping and
 non-contiguous views; NaN and Inf). Each must either match PyTorch or raise a
 RuntimeError that names the op, whenever PyTorch raises too."""
 
@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st  # 
 EXAMPLES = 400
 
 
-MUTATIONS = ["groups 0", "indivisible channels", "stride 0", "negative padding", "huge padding",
-             "output_padding too large", "zero spatial", "rank 3", "int32", "bias size"]
+MUTATIONS = ["groups 0", "indivisible channels", "zero channels", "stride 0", "negative padding",
+             "huge padding", "output_padding too large", "zero spatial", "rank 3", "int32",
+             "bias size"]
 
 
 @st.composite
@@ -52,6 +53,8 @@ def calls(draw):
         elif mutation == "indivisible channels":
             c["cin"] += 1 if groups > 1 else 0
             c["groups"] = max(groups, 2)
+        elif mutation == "zero channels":
+            c["cin"] = 0
         elif mutation == "stride 0":
             c["stride"][dim] = 0
         elif mutation == "negative padding":
@@ -101,6 +104,7 @@ def make_input(c, device, seed):
 
 
 def run_case(c, device, seed):
+    event(f"mutation: {c['mutation']}")
     x = make_input(c, device, seed)
     generator = torch.Generator().manual_seed(seed + 1)
     w = torch.randn(c["cin"], c["cout_g"], *c["kernel"], generator=generator,
