@@ -11,10 +11,10 @@
 
 namespace ct3d {
 
-#define CT3D_CONV_TRANSPOSE3D_PARAMS                                                        \
-  const at::Tensor &input, const at::Tensor &weight, const std::optional<at::Tensor> &bias, \
-      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,                              \
-      c10::SymIntArrayRef output_padding, c10::SymInt groups, c10::SymIntArrayRef dilation
+#define CT3D_CONV_TRANSPOSE3D_PARAMS                                                               \
+  const at::Tensor &input, const at::Tensor &weight, const std::optional<at::Tensor>&bias,         \
+      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, \
+      c10::SymInt groups, c10::SymIntArrayRef dilation
 
 // ct3d's own CPU kernel: float32 and float64, parallel over the machine's cores.
 at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS);

@@ -1,10 +1,11 @@
 #include "ops/conv_transpose3d_args.h"
-#include "ops/error_message.h"
 
 #include <c10/core/SymBool.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+
+#include "ops/error_message.h"
 
 namespace ct3d {
 namespace {
@@ -14,11 +15,11 @@ constexpr const char* kDimNames[kSpatialDims] = {"depth", "height", "width"};
 void check_same_device_and_dtype(const at::Tensor& input, const at::Tensor& other,
                                  const char* name) {
   CT3D_CHECK(other.device() == input.device(), "conv_transpose3d: ", name,
-              " must be on the same device as input: got ", other.device(), ", expected ",
-              input.device());
+             " must be on the same device as input: got ", other.device(), ", expected ",
+             input.device());
   CT3D_CHECK(other.scalar_type() == input.scalar_type(), "conv_transpose3d: ", name,
-              " must have the same dtype as input: got ", other.scalar_type(), ", expected ",
-              input.scalar_type());
+             " must have the same dtype as input: got ", other.scalar_type(), ", expected ",
+             input.scalar_type());
 }
 
 // An empty batch skips the output_padding bound, as PyTorch does (it never reaches
@@ -27,19 +28,19 @@ void check_parameters(const ConvTranspose3dArgs& args, bool empty_batch) {
   CT3D_CHECK(args.groups > 0, "conv_transpose3d: groups must be positive, got ", args.groups);
   for (int i = 0; i < kSpatialDims; ++i) {
     CT3D_CHECK(args.stride[i] > 0, "conv_transpose3d: stride must be positive, got ",
-                args.stride[i], " in ", kDimNames[i]);
+               args.stride[i], " in ", kDimNames[i]);
     CT3D_CHECK(args.dilation[i] > 0, "conv_transpose3d: dilation must be positive, got ",
-                args.dilation[i], " in ", kDimNames[i]);
+               args.dilation[i], " in ", kDimNames[i]);
     CT3D_CHECK(args.padding[i] >= 0, "conv_transpose3d: padding must be non-negative, got ",
-                args.padding[i], " in ", kDimNames[i]);
+               args.padding[i], " in ", kDimNames[i]);
     CT3D_CHECK(args.output_padding[i] >= 0,
-                "conv_transpose3d: output_padding must be non-negative, got ",
-                args.output_padding[i], " in ", kDimNames[i]);
+               "conv_transpose3d: output_padding must be non-negative, got ",
+               args.output_padding[i], " in ", kDimNames[i]);
     CT3D_CHECK(empty_batch || args.output_padding[i] < std::max(args.stride[i], args.dilation[i]),
-                "conv_transpose3d: output_padding must be smaller than either stride or dilation: "
-                "got output_padding ",
-                args.output_padding[i], " with stride ", args.stride[i], " and dilation ",
-                args.dilation[i], " in ", kDimNames[i]);
+               "conv_transpose3d: output_padding must be smaller than either stride or dilation: "
+               "got output_padding ",
+               args.output_padding[i], " with stride ", args.stride[i], " and dilation ",
+               args.dilation[i], " in ", kDimNames[i]);
   }
 }
 
@@ -47,8 +48,8 @@ void check_parameters(const ConvTranspose3dArgs& args, bool empty_batch) {
 
 Int3 expand_parameter(c10::SymIntArrayRef values, const char* name) {
   CT3D_CHECK(values.size() == 1 || values.size() == kSpatialDims, "conv_transpose3d: ", name,
-              " must be a single integer or a list of 3 integers (depth, height, width), got ",
-              values.size(), " values");
+             " must be a single integer or a list of 3 integers (depth, height, width), got ",
+             values.size(), " values");
   Int3 expanded{};
   for (int i = 0; i < kSpatialDims; ++i) {
     const c10::SymInt& value = values[values.size() == 1 ? 0 : i];
@@ -75,25 +76,21 @@ Int3 ConvTranspose3dArgs::concrete_output_size() const {
   return {output_size[0].expect_int(), output_size[1].expect_int(), output_size[2].expect_int()};
 }
 
-ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const at::Tensor& weight,
-                                                const std::optional<at::Tensor>& bias,
-                                                c10::SymIntArrayRef stride,
-                                                c10::SymIntArrayRef padding,
-                                                c10::SymIntArrayRef output_padding,
-                                                const c10::SymInt& groups,
-                                                c10::SymIntArrayRef dilation) {
+ConvTranspose3dArgs check_conv_transpose3d_args(
+    const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+    const c10::SymInt& groups, c10::SymIntArrayRef dilation) {
   CT3D_CHECK(input.dim() == 4 || input.dim() == 5,
-              "conv_transpose3d: input must be a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) tensor, "
-              "got a ",
-              input.dim(), "-D tensor of shape ", input.sym_sizes());
+             "conv_transpose3d: input must be a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) tensor, "
+             "got a ",
+             input.dim(), "-D tensor of shape ", input.sym_sizes());
   CT3D_CHECK(weight.dim() == 5,
-              "conv_transpose3d: weight must be a 5-D tensor (in_channels, out_channels / groups, "
-              "kD, kH, kW), got a ",
-              weight.dim(), "-D tensor of shape ", weight.sym_sizes());
+             "conv_transpose3d: weight must be a 5-D tensor (in_channels, out_channels / groups, "
+             "kD, kH, kW), got a ",
+             weight.dim(), "-D tensor of shape ", weight.sym_sizes());
   check_same_device_and_dtype(input, weight, "weight");
   CT3D_CHECK(at::isFloatingType(input.scalar_type()),
-              "conv_transpose3d: input must have a floating-point dtype, got ",
-              input.scalar_type());
+             "conv_transpose3d: input must have a floating-point dtype, got ", input.scalar_type());
 
   ConvTranspose3dArgs args;
   args.batched = input.dim() == 5;
@@ -112,29 +109,29 @@ ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const a
   const int64_t weight_in_channels = weight.sym_size(0).guard_int(__FILE__, __LINE__);
   const int64_t weight_out_channels = weight.sym_size(1).guard_int(__FILE__, __LINE__);
   CT3D_CHECK(weight_in_channels > 0,
-              "conv_transpose3d: weight.size(0) (input channels) must be positive, got weight of "
-              "shape ",
-              weight.sym_sizes());
+             "conv_transpose3d: weight.size(0) (input channels) must be positive, got weight of "
+             "shape ",
+             weight.sym_sizes());
   CT3D_CHECK(weight_in_channels % args.groups == 0,
-              "conv_transpose3d: weight.size(0) (input channels) must be divisible by groups: "
-              "got ",
-              weight_in_channels, " with groups=", args.groups);
+             "conv_transpose3d: weight.size(0) (input channels) must be divisible by groups: "
+             "got ",
+             weight_in_channels, " with groups=", args.groups);
   CT3D_CHECK(args.in_channels == weight_in_channels,
-              "conv_transpose3d: input channels must equal weight.size(0): got ", args.in_channels,
-              " (input of shape ", input.sym_sizes(), "), expected ", weight_in_channels);
+             "conv_transpose3d: input channels must equal weight.size(0): got ", args.in_channels,
+             " (input of shape ", input.sym_sizes(), "), expected ", weight_in_channels);
   args.out_channels = weight_out_channels * args.groups;
   for (int i = 0; i < kSpatialDims; ++i) {
     args.kernel_size[i] = weight.sym_size(2 + i).guard_int(__FILE__, __LINE__);
     CT3D_CHECK(args.kernel_size[i] > 0, "conv_transpose3d: kernel size must be positive, got ",
-                args.kernel_size[i], " in ", kDimNames[i], " (weight of shape ",
-                weight.sym_sizes(), ")");
+               args.kernel_size[i], " in ", kDimNames[i], " (weight of shape ", weight.sym_sizes(),
+               ")");
   }
 
   if (bias.has_value() && bias->defined()) {
     check_same_device_and_dtype(input, *bias, "bias");
     CT3D_CHECK(bias->dim() == 1 && bias->sym_size(0) == args.out_channels,
-                "conv_transpose3d: bias must be a 1-D tensor of out_channels elements: got shape ",
-                bias->sym_sizes(), ", expected [", args.out_channels, "]");
+               "conv_transpose3d: bias must be a 1-D tensor of out_channels elements: got shape ",
+               bias->sym_sizes(), ", expected [", args.out_channels, "]");
     args.has_bias = true;
   }
 
@@ -143,17 +140,16 @@ ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const a
   const int64_t smallest_extent = empty_batch ? 0 : 1;
   for (int i = 0; i < kSpatialDims; ++i) {
     args.input_size[i] = input.sym_size(channel_dim + 1 + i);
-    CT3D_SYM_CHECK(args.input_size[i].sym_ge(smallest_extent),
-                    "conv_transpose3d: input ", kDimNames[i], " must be positive, got input of shape ",
-                    input.sym_sizes());
-    args.output_size[i] = transposed_output_extent(args.input_size[i], args.kernel_size[i],
-                                                   args.stride[i], args.padding[i],
-                                                   args.output_padding[i], args.dilation[i]);
-    CT3D_SYM_CHECK(args.output_size[i].sym_ge(smallest_extent), "conv_transpose3d: output ", kDimNames[i],
-                    " would be ", args.output_size[i], " (input ", args.input_size[i],
-                    ", kernel ", args.kernel_size[i], ", stride ", args.stride[i], ", padding ",
-                    args.padding[i], ", output_padding ", args.output_padding[i], ", dilation ",
-                    args.dilation[i], "); it must be positive");
+    CT3D_SYM_CHECK(args.input_size[i].sym_ge(smallest_extent), "conv_transpose3d: input ",
+                   kDimNames[i], " must be positive, got input of shape ", input.sym_sizes());
+    args.output_size[i] =
+        transposed_output_extent(args.input_size[i], args.kernel_size[i], args.stride[i],
+                                 args.padding[i], args.output_padding[i], args.dilation[i]);
+    CT3D_SYM_CHECK(args.output_size[i].sym_ge(smallest_extent), "conv_transpose3d: output ",
+                   kDimNames[i], " would be ", args.output_size[i], " (input ", args.input_size[i],
+                   ", kernel ", args.kernel_size[i], ", stride ", args.stride[i], ", padding ",
+                   args.padding[i], ", output_padding ", args.output_padding[i], ", dilation ",
+                   args.dilation[i], "); it must be positive");
   }
   return args;
 }
@@ -168,10 +164,10 @@ at::MemoryFormat output_memory_format(const ConvTranspose3dArgs& args, const at:
 
 void check_dtype_supported(const at::Tensor& input, c10::ArrayRef<at::ScalarType> supported,
                            const char* backend) {
-  const bool ok = std::find(supported.begin(), supported.end(), input.scalar_type()) !=
-                  supported.end();
+  const bool ok =
+      std::find(supported.begin(), supported.end(), input.scalar_type()) != supported.end();
   CT3D_CHECK(ok, "conv_transpose3d: dtype ", input.scalar_type(), " is not supported on ", backend,
-              "; supported: ", supported);
+             "; supported: ", supported);
 }
 
 }  // namespace ct3d

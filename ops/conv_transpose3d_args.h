@@ -27,10 +27,10 @@ T transposed_output_extent(const T& input, int64_t kernel, int64_t stride, int64
 
 // Everything a kernel needs to know about one call, validated.
 struct ConvTranspose3dArgs {
-  bool batched = true;             // false for 4-D (C, D, H, W) input
-  c10::SymInt batch;               // N (1 when unbatched)
-  int64_t in_channels = 0;         // C_in
-  int64_t out_channels = 0;        // C_out = weight.size(1) * groups
+  bool batched = true;       // false for 4-D (C, D, H, W) input
+  c10::SymInt batch;         // N (1 when unbatched)
+  int64_t in_channels = 0;   // C_in
+  int64_t out_channels = 0;  // C_out = weight.size(1) * groups
   int64_t groups = 1;
   std::array<c10::SymInt, kSpatialDims> input_size;
   std::array<c10::SymInt, kSpatialDims> output_size;
@@ -53,13 +53,10 @@ struct ConvTranspose3dArgs {
 // Checks every argument as torch.nn.functional.conv_transpose3d would and throws a
 // c10::Error naming the argument (got vs expected) on the first problem found.
 // Dtype support differs per backend and is checked by each backend.
-ConvTranspose3dArgs check_conv_transpose3d_args(const at::Tensor& input, const at::Tensor& weight,
-                                                const std::optional<at::Tensor>& bias,
-                                                c10::SymIntArrayRef stride,
-                                                c10::SymIntArrayRef padding,
-                                                c10::SymIntArrayRef output_padding,
-                                                const c10::SymInt& groups,
-                                                c10::SymIntArrayRef dilation);
+ConvTranspose3dArgs check_conv_transpose3d_args(
+    const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+    const c10::SymInt& groups, c10::SymIntArrayRef dilation);
 
 // A parameter list is one value for all three dimensions or one per dimension, as
 // in torch.nn.functional.conv_transpose3d; `name` goes into the error message.

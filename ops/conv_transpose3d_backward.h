@@ -15,15 +15,15 @@
 
 namespace ct3d {
 
-#define CT3D_INPUT_BACKWARD_PARAMS                                                 \
-  const at::Tensor &grad_output, const at::Tensor &weight,                         \
-      c10::SymIntArrayRef input_size, c10::SymIntArrayRef stride,                 \
-      c10::SymIntArrayRef padding, c10::SymInt groups, c10::SymIntArrayRef dilation
+#define CT3D_INPUT_BACKWARD_PARAMS                                                         \
+  const at::Tensor &grad_output, const at::Tensor &weight, c10::SymIntArrayRef input_size, \
+      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,         \
+      c10::SymIntArrayRef dilation
 
-#define CT3D_WEIGHT_BACKWARD_PARAMS                                                \
-  const at::Tensor &input, const at::Tensor &grad_output,                          \
-      c10::SymIntArrayRef kernel_size, c10::SymIntArrayRef stride,                \
-      c10::SymIntArrayRef padding, c10::SymInt groups, c10::SymIntArrayRef dilation
+#define CT3D_WEIGHT_BACKWARD_PARAMS                                                        \
+  const at::Tensor &input, const at::Tensor &grad_output, c10::SymIntArrayRef kernel_size, \
+      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,         \
+      c10::SymIntArrayRef dilation
 
 // dL/dx: (N, C_in, *input_size) from grad_output (N, C_out, D', H', W') and the
 // weight (C_in, C_out / groups, kD, kH, kW).

@@ -34,8 +34,8 @@ std::vector<c10::SymInt> BackwardProblem::input_shape() const {
 }
 
 std::vector<c10::SymInt> BackwardProblem::weight_shape() const {
-  return {c10::SymInt(in_channels), c10::SymInt(out_channels_per_group()),
-          c10::SymInt(kernel[0]), c10::SymInt(kernel[1]), c10::SymInt(kernel[2])};
+  return {c10::SymInt(in_channels), c10::SymInt(out_channels_per_group()), c10::SymInt(kernel[0]),
+          c10::SymInt(kernel[1]), c10::SymInt(kernel[2])};
 }
 
 Int3 BackwardProblem::concrete_in_size() const {
@@ -46,12 +46,10 @@ Int3 BackwardProblem::concrete_out_size() const {
   return {out_size[0].expect_int(), out_size[1].expect_int(), out_size[2].expect_int()};
 }
 
-BackwardProblem check_input_backward_args(const at::Tensor& grad_output,
-                                          const at::Tensor& weight,
+BackwardProblem check_input_backward_args(const at::Tensor& grad_output, const at::Tensor& weight,
                                           c10::SymIntArrayRef input_size,
                                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
-                                          const c10::SymInt& groups,
-                                          c10::SymIntArrayRef dilation) {
+                                          const c10::SymInt& groups, c10::SymIntArrayRef dilation) {
   CT3D_CHECK(grad_output.dim() == 5 && weight.dim() == 5,
              "conv_transpose3d input backward: grad_output and weight must be 5-D, got ",
              grad_output.dim(), "-D and ", weight.dim(), "-D");
@@ -76,11 +74,9 @@ BackwardProblem check_input_backward_args(const at::Tensor& grad_output,
   return p;
 }
 
-BackwardProblem check_weight_backward_args(const at::Tensor& input,
-                                           const at::Tensor& grad_output,
+BackwardProblem check_weight_backward_args(const at::Tensor& input, const at::Tensor& grad_output,
                                            c10::SymIntArrayRef kernel_size,
-                                           c10::SymIntArrayRef stride,
-                                           c10::SymIntArrayRef padding,
+                                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
                                            const c10::SymInt& groups,
                                            c10::SymIntArrayRef dilation) {
   CT3D_CHECK(input.dim() == 5 && grad_output.dim() == 5,
@@ -96,8 +92,8 @@ BackwardProblem check_weight_backward_args(const at::Tensor& input,
   CT3D_SYM_CHECK(grad_output.sym_size(0).sym_eq(p.batch),
                  "conv_transpose3d weight backward: input and grad_output batch sizes differ");
   CT3D_CHECK(p.in_channels % p.groups == 0 && p.out_channels % p.groups == 0,
-             "conv_transpose3d weight backward: channels ", p.in_channels, " and ",
-             p.out_channels, " must be divisible by groups ", p.groups);
+             "conv_transpose3d weight backward: channels ", p.in_channels, " and ", p.out_channels,
+             " must be divisible by groups ", p.groups);
   for (int i = 0; i < kSpatialDims; ++i) {
     p.in_size[i] = input.sym_size(2 + i);
     p.out_size[i] = grad_output.sym_size(2 + i);

@@ -28,19 +28,14 @@ struct BackwardProblem {
   Int3 concrete_out_size() const;
 };
 
-BackwardProblem check_input_backward_args(const at::Tensor& grad_output,
-                                          const at::Tensor& weight,
+BackwardProblem check_input_backward_args(const at::Tensor& grad_output, const at::Tensor& weight,
                                           c10::SymIntArrayRef input_size,
                                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
-                                          const c10::SymInt& groups,
-                                          c10::SymIntArrayRef dilation);
+                                          const c10::SymInt& groups, c10::SymIntArrayRef dilation);
 
-BackwardProblem check_weight_backward_args(const at::Tensor& input,
-                                           const at::Tensor& grad_output,
+BackwardProblem check_weight_backward_args(const at::Tensor& input, const at::Tensor& grad_output,
                                            c10::SymIntArrayRef kernel_size,
-                                           c10::SymIntArrayRef stride,
-                                           c10::SymIntArrayRef padding,
-                                           const c10::SymInt& groups,
-                                           c10::SymIntArrayRef dilation);
+                                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                                           const c10::SymInt& groups, c10::SymIntArrayRef dilation);
 
 }  // namespace ct3d

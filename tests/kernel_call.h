@@ -28,8 +28,8 @@ dispatcher_op() {
   return c10::Dispatcher::singleton()
       .findSchemaOrThrow("ct3d::conv_transpose3d", "")
       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                        c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymIntArrayRef,
-                        c10::SymInt, c10::SymIntArrayRef)>();
+                        c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
+                        c10::SymIntArrayRef)>();
 }
 
 }  // namespace ct3d::test

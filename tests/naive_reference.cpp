@@ -1,8 +1,8 @@
 #include "naive_reference.h"
 
 #include <ATen/ATen.h>
-#include <ATen/core/Generator.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
 
 #include <random>
 
@@ -49,9 +49,8 @@ std::array<at::Tensor, 3> random_tensors(const ConvCase& c, at::ScalarType dtype
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   auto opts = at::TensorOptions().dtype(at::kDouble);
   at::Tensor x = at::randn({c.batch, c.in_channels, c.input[0], c.input[1], c.input[2]}, gen, opts);
-  at::Tensor w = at::randn({c.in_channels, c.out_channels / c.groups, c.kernel[0], c.kernel[1],
-                            c.kernel[2]},
-                           gen, opts);
+  at::Tensor w = at::randn(
+      {c.in_channels, c.out_channels / c.groups, c.kernel[0], c.kernel[1], c.kernel[2]}, gen, opts);
   at::Tensor b = c.bias ? at::randn({c.out_channels}, gen, opts) : at::Tensor();
   return {x.to(dtype), w.to(dtype), b.defined() ? b.to(dtype) : b};
 }

@@ -11,14 +11,14 @@
 
 TEST_CASE("gradients flow through ct3d::conv_transpose3d from C++") {
   const auto op = ct3d::test::dispatcher_op();
-  const ct3d::test::ConvCase c{2, 4, 6, 2, {3, 2, 3}, {2, 3, 2}, {2, 1, 2}, {1, 0, 1}, {1, 0, 0},
-                               {1, 2, 1}, true};
+  const ct3d::test::ConvCase c{2,         4,         6,         2,         {3, 2, 3}, {2, 3, 2},
+                               {2, 1, 2}, {1, 0, 1}, {1, 0, 0}, {1, 2, 1}, true};
   auto [x, w, b] = ct3d::test::random_tensors(c, at::kDouble, 11);
   for (at::Tensor* t : {&x, &w, &b}) t->requires_grad_(true);
-  const at::Tensor out = op.call(x, w, b, c10::fromIntArrayRefSlow(c.stride),
-                                 c10::fromIntArrayRefSlow(c.padding),
-                                 c10::fromIntArrayRefSlow(c.output_padding), c10::SymInt(c.groups),
-                                 c10::fromIntArrayRefSlow(c.dilation));
+  const at::Tensor out =
+      op.call(x, w, b, c10::fromIntArrayRefSlow(c.stride), c10::fromIntArrayRefSlow(c.padding),
+              c10::fromIntArrayRefSlow(c.output_padding), c10::SymInt(c.groups),
+              c10::fromIntArrayRefSlow(c.dilation));
   const at::Tensor upstream = at::randn_like(out);
   const auto grads = torch::autograd::grad({out}, {x, w, b}, {upstream});
 

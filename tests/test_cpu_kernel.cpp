@@ -22,14 +22,16 @@ TEST_CASE("CPU kernel matches the naive loop reference on random cases") {
 }
 
 TEST_CASE("CPU kernel on odd sizes with groups, dilation, output_padding and bias") {
-  const ConvCase c{2, 6, 9, 3, {5, 7, 3}, {3, 2, 4}, {2, 3, 1}, {1, 0, 2}, {1, 2, 0}, {2, 1, 3}, true};
+  const ConvCase c{2,         6,         9,         3,         {5, 7, 3}, {3, 2, 4},
+                   {2, 3, 1}, {1, 0, 2}, {1, 2, 0}, {2, 1, 3}, true};
   auto [x, w, b] = random_tensors(c, at::kDouble, 99);
   CHECK(relative_error(call_kernel(ct3d::conv_transpose3d_cpu, x, w, b, c),
                        naive_conv_transpose3d(x, w, b, c)) < 1e-12);
 }
 
 TEST_CASE("CPU kernel accepts unbatched input and non-contiguous tensors") {
-  const ConvCase c{1, 4, 6, 2, {3, 4, 5}, {2, 2, 3}, {2, 1, 2}, {0, 1, 1}, {1, 0, 0}, {1, 1, 1}, false};
+  const ConvCase c{1,         4,         6,         2,         {3, 4, 5}, {2, 2, 3},
+                   {2, 1, 2}, {0, 1, 1}, {1, 0, 0}, {1, 1, 1}, false};
   auto [x, w, b] = random_tensors(c, at::kDouble, 7);
   const at::Tensor ref = naive_conv_transpose3d(x, w, b, c);
   const at::Tensor unbatched = call_kernel(ct3d::conv_transpose3d_cpu, x[0], w, b, c);

@@ -20,8 +20,8 @@ TEST_CASE("CUDA kernels match the naive loop reference") {
     const ConvCase c = random_case(seed);
     auto [x, w, b] = random_tensors(c, at::kDouble, seed);
     const at::Tensor ref = naive_conv_transpose3d(x, w, b, c);
-    const at::Tensor out64 = call_kernel(ct3d::conv_transpose3d_cuda, x.cuda(), w.cuda(),
-                                         b.defined() ? b.cuda() : b, c);
+    const at::Tensor out64 =
+        call_kernel(ct3d::conv_transpose3d_cuda, x.cuda(), w.cuda(), b.defined() ? b.cuda() : b, c);
     CHECK(out64.is_cuda());
     CHECK(relative_error(out64, ref) < 1e-12);
     const at::Tensor out32 =
@@ -36,7 +36,8 @@ TEST_CASE("CUDA float32 fast path across tile edges") {
     WARN("no CUDA GPU: CUDA kernel tests skipped");
     return;
   }
-  const ConvCase c{2, 40, 70, 2, {5, 6, 19}, {3, 2, 3}, {2, 1, 2}, {1, 0, 1}, {1, 0, 0}, {1, 2, 1}, true};
+  const ConvCase c{2,         40,        70,        2,         {5, 6, 19}, {3, 2, 3},
+                   {2, 1, 2}, {1, 0, 1}, {1, 0, 0}, {1, 2, 1}, true};
   auto [x, w, b] = random_tensors(c, at::kDouble, 3);
   const at::Tensor out = call_kernel(ct3d::conv_transpose3d_cuda, x.to(at::kFloat).cuda(),
                                      w.to(at::kFloat).cuda(), b.to(at::kFloat).cuda(), c);

@@ -42,8 +42,8 @@ TEST_CASE("a single value applies to all three dimensions") {
   const std::vector<int64_t> two{2}, zero{0}, one{1};
   const auto args = ct3d::check_conv_transpose3d_args(
       at::zeros({1, 2, 3, 4, 5}), at::zeros({2, 2, 3, 3, 3}), std::nullopt,
-      c10::fromIntArrayRefSlow(two), c10::fromIntArrayRefSlow(one),
-      c10::fromIntArrayRefSlow(one), 2, c10::fromIntArrayRefSlow(one));
+      c10::fromIntArrayRefSlow(two), c10::fromIntArrayRefSlow(one), c10::fromIntArrayRefSlow(one),
+      2, c10::fromIntArrayRefSlow(one));
   CHECK(args.stride == ct3d::Int3{2, 2, 2});
   CHECK(args.concrete_output_size() == ct3d::Int3{6, 8, 10});
   CHECK(args.out_channels == 4);

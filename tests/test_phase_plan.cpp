@@ -11,7 +11,8 @@ TEST_CASE("phases cover every output index once and every landing tap") {
   for (int trial = 0; trial < 500; ++trial) {
     const int64_t in = pick(1, 9), kernel = pick(1, 7), stride = pick(1, 4), dilation = pick(1, 3);
     const int64_t padding = pick(0, 4), output_padding = pick(0, std::max(stride, dilation) - 1);
-    const int64_t out = (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
+    const int64_t out =
+        (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
     if (out <= 0) continue;
     const auto phases = ct3d::plan_phases(in, out, kernel, stride, padding, dilation);
     REQUIRE(static_cast<int64_t>(phases.size()) == stride);

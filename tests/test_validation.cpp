@@ -15,10 +15,9 @@ struct Call {
   int64_t groups = 1;
 
   void run() const {
-    ct3d::check_conv_transpose3d_args(input, weight, bias, c10::fromIntArrayRefSlow(stride),
-                                      c10::fromIntArrayRefSlow(padding),
-                                      c10::fromIntArrayRefSlow(output_padding), groups,
-                                      c10::fromIntArrayRefSlow(dilation));
+    ct3d::check_conv_transpose3d_args(
+        input, weight, bias, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+        c10::fromIntArrayRefSlow(output_padding), groups, c10::fromIntArrayRefSlow(dilation));
   }
 };
 
@@ -64,7 +63,8 @@ TEST_CASE("stride, dilation, padding and output_padding ranges") {
   REQUIRE_THROWS_WITH(c.run(), CT3D_CONTAINS("output_padding must be non-negative"));
   c = Call{};
   c.output_padding = {1};
-  REQUIRE_THROWS_WITH(c.run(), CT3D_CONTAINS("output_padding must be smaller than either stride or dilation"));
+  REQUIRE_THROWS_WITH(
+      c.run(), CT3D_CONTAINS("output_padding must be smaller than either stride or dilation"));
   c.stride = {2};
   REQUIRE_NOTHROW(c.run());
   c.stride = {1};
@@ -126,8 +126,8 @@ TEST_CASE("empty spatial input is rejected, empty batch is not") {
 }
 
 TEST_CASE("the CPU kernel names unsupported dtypes") {
-  const ct3d::test::ConvCase cc{1, 2, 2, 1, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0},
-                                {1, 1, 1}, false};
+  const ct3d::test::ConvCase cc{1,         2,         2,         1,         {2, 2, 2}, {1, 1, 1},
+                                {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, false};
   const at::Tensor x = at::zeros({1, 2, 2, 2, 2}, at::kHalf);
   const at::Tensor w = at::zeros({2, 2, 1, 1, 1}, at::kHalf);
   REQUIRE_THROWS_WITH(ct3d::test::call_kernel(ct3d::conv_transpose3d_cpu, x, w, at::Tensor(), cc),

@@ -21,10 +21,10 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-using ForwardSignature =
-    at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-               c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
-               c10::SymIntArrayRef);
+using ForwardSignature = at::Tensor(const at::Tensor&, const at::Tensor&,
+                                    const std::optional<at::Tensor>&, c10::SymIntArrayRef,
+                                    c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
+                                    c10::SymIntArrayRef);
 using BackwardSignature = at::Tensor(const at::Tensor&, const at::Tensor&, c10::SymIntArrayRef,
                                      c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
                                      c10::SymIntArrayRef);
@@ -63,8 +63,7 @@ struct Params {
   }
 
   static Params load(AutogradContext* ctx) {
-    return {ctx->saved_data["stride"].toSymIntVector(),
-            ctx->saved_data["padding"].toSymIntVector(),
+    return {ctx->saved_data["stride"].toSymIntVector(), ctx->saved_data["padding"].toSymIntVector(),
             ctx->saved_data["dilation"].toSymIntVector(), ctx->saved_data["groups"].toSymInt()};
   }
 };
@@ -109,14 +108,13 @@ at::Tensor weight_backward(const at::Tensor& input, const at::Tensor& grad_outpu
 
 class ConvTranspose3dFunction : public torch::autograd::Function<ConvTranspose3dFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input,
-                            const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                            c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
-                            c10::SymIntArrayRef output_padding, c10::SymInt groups,
-                            c10::SymIntArrayRef dilation) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                            c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                            c10::SymInt groups, c10::SymIntArrayRef dilation) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    at::Tensor output = forward_op().call(input, weight, bias, stride, padding, output_padding,
-                                          groups, dilation);
+    at::Tensor output =
+        forward_op().call(input, weight, bias, stride, padding, output_padding, groups, dilation);
     ctx->save_for_backward({input, weight});
     Params{to_vector(stride), to_vector(padding), to_vector(dilation), groups}.save(ctx);
     // Gradient slots exist only for tensors that were passed (not for bias=None).
@@ -141,8 +139,8 @@ class ConvTranspose3dFunction : public torch::autograd::Function<ConvTranspose3d
     if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) {
       grad_bias = grad.sum({0, 2, 3, 4});
     }
-    return {grad_input, grad_weight, grad_bias, at::Tensor(), at::Tensor(),
-            at::Tensor(), at::Tensor(), at::Tensor()};
+    return {grad_input,   grad_weight,  grad_bias,    at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -163,8 +161,8 @@ at::Tensor run_backward_op(AutogradContext* ctx,
 
 // A backward op's gradients: its two tensors, then nothing for its 5 parameters.
 variable_list tensor_gradients(at::Tensor first, at::Tensor second) {
-  return {std::move(first), std::move(second), at::Tensor(), at::Tensor(), at::Tensor(),
-          at::Tensor(), at::Tensor()};
+  return {std::move(first), std::move(second), at::Tensor(), at::Tensor(),
+          at::Tensor(),     at::Tensor(),      at::Tensor()};
 }
 
 class InputBackwardFunction : public torch::autograd::Function<InputBackwardFunction> {

@@ -136,8 +136,10 @@ void weight_backward_kernel(const BackwardProblem& p, const scalar_t* input,
 }
 
 void check_cpu(const at::Tensor& tensor) {
-  CT3D_CHECK(tensor.device().is_cpu(), "conv_transpose3d backward (CPU kernel): expected CPU "
-             "tensors, got ", tensor.device());
+  CT3D_CHECK(tensor.device().is_cpu(),
+             "conv_transpose3d backward (CPU kernel): expected CPU "
+             "tensors, got ",
+             tensor.device());
   check_dtype_supported(tensor, {at::kFloat, at::kDouble}, "CPU");
 }
 

@@ -1,8 +1,8 @@
 // CPU kernel: each task owns whole output planes (n, oc), so no two threads ever
 // write the same element. Within a plane, every input row scatters into one output
 // row buffer, which keeps the inner loop contiguous in both tensors.
-#include <ATen/Dispatch.h>
 #include <ATen/AccumulateType.h>
+#include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 
@@ -18,13 +18,13 @@ namespace {
 // For one spatial dimension: the (kernel tap, input index) pairs that land on each
 // output index. Gathering them once per call keeps divisions out of the loops.
 struct TapList {
-  std::vector<int64_t> begin;   // begin[o] .. begin[o + 1] index into taps / inputs
+  std::vector<int64_t> begin;  // begin[o] .. begin[o + 1] index into taps / inputs
   std::vector<int64_t> taps;
   std::vector<int64_t> inputs;
 };
 
-TapList taps_per_output(int64_t output_extent, int64_t input_extent, int64_t kernel,
-                        int64_t stride, int64_t padding, int64_t dilation) {
+TapList taps_per_output(int64_t output_extent, int64_t input_extent, int64_t kernel, int64_t stride,
+                        int64_t padding, int64_t dilation) {
   TapList list;
   list.begin.reserve(output_extent + 1);
   for (int64_t o = 0; o < output_extent; ++o) {
@@ -113,11 +113,11 @@ void conv_transpose3d_cpu_kernel(const ConvTranspose3dArgs& args, const at::Tens
 }  // namespace
 
 at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
-  const ConvTranspose3dArgs args = check_conv_transpose3d_args(
-      input, weight, bias, stride, padding, output_padding, groups, dilation);
+  const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
+                                                               output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble}, "CPU");
   CT3D_CHECK(input.is_cpu(), "conv_transpose3d (CPU kernel): input must be a CPU tensor, got ",
-              input.device());
+             input.device());
 
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::Tensor weight_c = weight.contiguous();

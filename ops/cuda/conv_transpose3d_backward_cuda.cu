@@ -116,8 +116,8 @@ __global__ void weight_backward_kernel(Sizes s, const scalar_t* __restrict__ inp
                   ow = tap_target(s, 2, iw, kw);
     if (od < 0 || oh < 0 || ow < 0) continue;
     sum += static_cast<double>(input[(n * s.in_channels + ic) * in_plane + i]) *
-           static_cast<double>(
-               grad_output[(n * s.out_channels + oc) * out_plane + (od * s.out[1] + oh) * s.out[2] + ow]);
+           static_cast<double>(grad_output[(n * s.out_channels + oc) * out_plane +
+                                           (od * s.out[1] + oh) * s.out[2] + ow]);
   }
   __shared__ double partial[kReduceThreads];
   partial[threadIdx.x] = sum;
@@ -130,8 +130,10 @@ __global__ void weight_backward_kernel(Sizes s, const scalar_t* __restrict__ inp
 }
 
 void check_cuda(const at::Tensor& tensor) {
-  CT3D_CHECK(tensor.is_cuda(), "conv_transpose3d backward (CUDA kernel): expected CUDA "
-             "tensors, got ", tensor.device());
+  CT3D_CHECK(tensor.is_cuda(),
+             "conv_transpose3d backward (CUDA kernel): expected CUDA "
+             "tensors, got ",
+             tensor.device());
   check_dtype_supported(tensor, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
 }
 
@@ -149,13 +151,13 @@ at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
   const Sizes s = sizes_of(p);
   const int64_t blocks = std::min<int64_t>((total + 255) / 256, int64_t(1) << 20);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, g.scalar_type(),
-                                  "ct3d_input_backward_cuda", [&] {
-    input_backward_kernel<scalar_t><<<blocks, 256, 0, stream>>>(
-        s, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
-        grad_input.mutable_data_ptr<scalar_t>(), total);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, g.scalar_type(), "ct3d_input_backward_cuda", [&] {
+        input_backward_kernel<scalar_t><<<blocks, 256, 0, stream>>>(
+            s, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
+            grad_input.mutable_data_ptr<scalar_t>(), total);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
   return grad_input;
 }
 
@@ -170,13 +172,13 @@ at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   const Sizes s = sizes_of(p);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(),
-                                  "ct3d_weight_backward_cuda", [&] {
-    weight_backward_kernel<scalar_t><<<grad_weight.numel(), kReduceThreads, 0, stream>>>(
-        s, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
-        grad_weight.mutable_data_ptr<scalar_t>());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, x.scalar_type(), "ct3d_weight_backward_cuda", [&] {
+        weight_backward_kernel<scalar_t><<<grad_weight.numel(), kReduceThreads, 0, stream>>>(
+            s, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
+            grad_weight.mutable_data_ptr<scalar_t>());
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
   return grad_weight;
 }
 

@@ -1,31 +1,32 @@
 // CUDA entry point. Same four steps as every CUDA op: check arguments, take a
 // device guard on the input's device, launch on PyTorch's current stream, check
 // the launch (inside the launchers).
-#include <c10/cuda/CUDAStream.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
-#include "ops/error_message.h"
 #include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/implicit_gemm.h"
+#include "ops/error_message.h"
 
 namespace ct3d {
 
 at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
-  const ConvTranspose3dArgs args = check_conv_transpose3d_args(
-      input, weight, bias, stride, padding, output_padding, groups, dilation);
+  const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
+                                                               output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
   CT3D_CHECK(input.is_cuda(), "conv_transpose3d (CUDA kernel): input must be a CUDA tensor, got ",
-              input.device());
+             input.device());
   const c10::cuda::CUDAGuard device_guard(input.device());
 
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::Tensor weight_c = weight.contiguous();
   const at::Tensor bias_c = args.has_bias ? bias->contiguous() : at::Tensor();
-  at::Tensor output = at::empty_symint(
-      args.output_shape(), input.options().memory_format(output_memory_format(args, input, weight)));
+  at::Tensor output =
+      at::empty_symint(args.output_shape(),
+                       input.options().memory_format(output_memory_format(args, input, weight)));
   if (output.numel() == 0) return output;
   at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
 

@@ -16,8 +16,7 @@ struct DirectProblem {
 
 // Input index along one dimension that tap k sends to output index o, or -1.
 __device__ __forceinline__ int64_t source_index(int64_t o, int64_t k, int64_t stride,
-                                                int64_t padding, int64_t dilation,
-                                                int64_t extent) {
+                                                int64_t padding, int64_t dilation, int64_t extent) {
   const int64_t numerator = o + padding - k * dilation;
   if (numerator < 0 || numerator % stride != 0) return -1;
   const int64_t i = numerator / stride;
@@ -50,19 +49,23 @@ __global__ void direct_conv_transpose3d_kernel(DirectProblem p, const scalar_t* 
 
     opmath_t acc = bias ? static_cast<opmath_t>(bias[oc]) : opmath_t(0);
     for (int64_t kd = 0; kd < p.kernel[0]; ++kd) {
-      const int64_t id = source_index(od, kd, p.stride[0], p.padding[0], p.dilation[0], p.in_size[0]);
+      const int64_t id =
+          source_index(od, kd, p.stride[0], p.padding[0], p.dilation[0], p.in_size[0]);
       if (id < 0) continue;
       for (int64_t kh = 0; kh < p.kernel[1]; ++kh) {
-        const int64_t ih = source_index(oh, kh, p.stride[1], p.padding[1], p.dilation[1], p.in_size[1]);
+        const int64_t ih =
+            source_index(oh, kh, p.stride[1], p.padding[1], p.dilation[1], p.in_size[1]);
         if (ih < 0) continue;
         for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
-          const int64_t iw = source_index(ow, kw, p.stride[2], p.padding[2], p.dilation[2], p.in_size[2]);
+          const int64_t iw =
+              source_index(ow, kw, p.stride[2], p.padding[2], p.dilation[2], p.in_size[2]);
           if (iw < 0) continue;
           const int64_t x_offset = (id * p.in_size[1] + ih) * p.in_size[2] + iw;
           const int64_t w_offset = (kd * p.kernel[1] + kh) * p.kernel[2] + kw;
           for (int64_t ic = g * p.cin_per_group; ic < (g + 1) * p.cin_per_group; ++ic) {
-            acc += static_cast<opmath_t>(x[(n * p.in_channels + ic) * in_plane + x_offset]) *
-                   static_cast<opmath_t>(w[(ic * p.cout_per_group + oc_in_group) * taps + w_offset]);
+            acc +=
+                static_cast<opmath_t>(x[(n * p.in_channels + ic) * in_plane + x_offset]) *
+                static_cast<opmath_t>(w[(ic * p.cout_per_group + oc_in_group) * taps + w_offset]);
           }
         }
       }

@@ -16,9 +16,8 @@ bool implicit_gemm_supports(const ConvTranspose3dArgs& args, const at::Tensor& i
 // input: contiguous float32 (N, C_in, D, H, W); weight: contiguous; bias:
 // contiguous or undefined; output: any strides (contiguous or channels-last), every
 // element written.
-void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args,
-                                           const at::Tensor& input, const at::Tensor& weight,
-                                           const at::Tensor& bias, at::Tensor& output,
-                                           cudaStream_t stream);
+void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                           const at::Tensor& weight, const at::Tensor& bias,
+                                           at::Tensor& output, cudaStream_t stream);
 
 }  // namespace ct3d::cuda

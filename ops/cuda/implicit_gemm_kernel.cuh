@@ -18,8 +18,8 @@
 
 namespace ct3d::cuda {
 
-constexpr int kBlockK = 16;  // input channels of one tap per pipeline stage
-constexpr int kStages = 3;   // cp.async pipeline depth
+constexpr int kBlockK = 16;                    // input channels of one tap per pipeline stage
+constexpr int kStages = 3;                     // cp.async pipeline depth
 constexpr int kRowFloats = kBlockK;            // a row of one stage: 16 channels
 constexpr int kChunksPerRow = kRowFloats / 4;  // 16-byte chunks in a row
 // Packed weights of one stage and one 16-channel tile: {hi, lo} x 2 k-steps x 32
@@ -57,9 +57,9 @@ struct TileConfig {
   // below the accumulators' needs).
   static constexpr int kBlocksByShared = 227 * 1024 / (kSharedBytes + 1024);
   static constexpr int kBlocksByWarps = 12 / kWarps;
-  static constexpr int kMinBlocksPerSM =
-      kBlocksByShared < kBlocksByWarps ? (kBlocksByShared < 1 ? 1 : kBlocksByShared)
-                                       : kBlocksByWarps;
+  static constexpr int kMinBlocksPerSM = kBlocksByShared < kBlocksByWarps
+                                             ? (kBlocksByShared < 1 ? 1 : kBlocksByShared)
+                                             : kBlocksByWarps;
   static_assert(kBlockPositions % kRowStep == 0, "every thread copies the same rows");
   static_assert(kNTiles * 8 % 32 == 0, "the epilogue stores 32 positions per lane sweep");
 };
@@ -178,8 +178,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     row_base[r] = 0;
     row_taps[r] = 0;
     if (row_in_phase(block_row0 + local, pos)) {
-      row_base[r] = pos.n * p.staged_batch_stride +
-                    static_cast<int64_t>(group) * p.cin_padded +
+      row_base[r] = pos.n * p.staged_batch_stride + static_cast<int64_t>(group) * p.cin_padded +
                     pos.qd * p.staged_stride[0] + pos.qh * p.staged_stride[1] +
                     pos.qw * p.staged_stride[2] + 4 * copy_chunk;
       row_taps[r] = valid_tap_mask(res_d, pos.qd, p.input_extent[0]) |
@@ -192,8 +191,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   const int total_stages = res_d.taps * res_h.taps * res_w.taps * chunks_per_tap;
   // Packed weights of one (tap, chunk): cout_padded / 16 tiles of kWeightTileFloats.
   const int64_t weight_stage_stride = static_cast<int64_t>(p.cout_padded / 16) * kWeightTileFloats;
-  const float* group_weight = packed_weight + group * p.packed_group_stride +
-                              (channel0 / 16) * kWeightTileFloats;
+  const float* group_weight =
+      packed_weight + group * p.packed_group_stride + (channel0 / 16) * kWeightTileFloats;
 
   // Reduction position of the next stage to load: channel chunk fastest, then taps.
   int load_chunk = 0, load_tw = 0, load_th = 0, load_td = 0;
@@ -221,8 +220,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
         (res_d.kernel_tap[load_td] * p.kernel_h + res_h.kernel_tap[load_th]) * p.kernel_w +
         res_w.kernel_tap[load_tw];
     const float* weight_src =
-        group_weight + (static_cast<int64_t>(kernel_tap) * chunks_per_tap + load_chunk) *
-                           weight_stage_stride;
+        group_weight +
+        (static_cast<int64_t>(kernel_tap) * chunks_per_tap + load_chunk) * weight_stage_stride;
     constexpr int kVectors = Cfg::kTileWeightFloats / 4;
 #pragma unroll
     for (int v0 = 0; v0 < kVectors; v0 += Cfg::kThreads) {
@@ -260,8 +259,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt) {
       const int row = warp_position0 + nt * 8 + lane_row;
-      const float4 x =
-          *reinterpret_cast<const float4*>(tile_input + row_chunk_offset(row, lane_k));
+      const float4 x = *reinterpret_cast<const float4*>(tile_input + row_chunk_offset(row, lane_k));
       split_tf32(x.x, x_hi[nt][0], x_lo[nt][0]);
       split_tf32(x.y, x_hi[nt][1], x_lo[nt][1]);
       split_tf32(x.z, x_hi[nt][2], x_lo[nt][2]);

@@ -53,9 +53,8 @@ int group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
 // args: the convolution with its groups folded `fold` at a time (see group_fold).
 template <class Cfg>
 void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite,
-                       const at::Tensor& input,
-                       const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                       cudaStream_t stream) {
+                       const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
+                       at::Tensor& output, cudaStream_t stream) {
   const Int3 in = args.concrete_input_size();
   const Int3 out = args.concrete_output_size();
   const int64_t groups = args.groups;
@@ -106,7 +105,6 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
   p.width_divider = FastDivider(static_cast<uint32_t>(p.dim[2].max_positions));
   p.height_divider = FastDivider(static_cast<uint32_t>(p.dim[1].max_positions));
 
-
   // The input is staged and the weights packed on every call (both may change
   // between calls): memory-bound copies, a few percent of the convolution.
   const int64_t batch = output.size(0);
@@ -115,13 +113,14 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
   const dim3 staging_block(kStagingTile, kStagingRows);
   constexpr int64_t kMaxGridZ = 65535;
   for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
-    const dim3 staging_grid(static_cast<unsigned>((positions + kStagingTile - 1) / kStagingTile),
-                            static_cast<unsigned>((padded_channels + kStagingTile - 1) / kStagingTile),
-                            static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
+    const dim3 staging_grid(
+        static_cast<unsigned>((positions + kStagingTile - 1) / kStagingTile),
+        static_cast<unsigned>((padded_channels + kStagingTile - 1) / kStagingTile),
+        static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
     stage_input_channels_last_kernel<<<staging_grid, staging_block, 0, stream>>>(
         input.const_data_ptr<float>() + n0 * args.in_channels * positions,
-        staged.mutable_data_ptr<float>() + n0 * p.staged_batch_stride, positions,
-        p.cin_per_group, p.cin_padded, static_cast<int>(padded_channels), nonfinite);
+        staged.mutable_data_ptr<float>() + n0 * p.staged_batch_stride, positions, p.cin_per_group,
+        p.cin_padded, static_cast<int>(padded_channels), nonfinite);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 
@@ -137,8 +136,8 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 
   auto kernel = implicit_gemm_phase_kernel<Cfg>;
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      Cfg::kSharedBytes));
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   const int64_t row_tiles = (p.rows + Cfg::kBlockPositions - 1) / Cfg::kBlockPositions;
   const dim3 grid(static_cast<unsigned>(row_tiles * p.phases),
                   static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels),
@@ -182,10 +181,9 @@ bool implicit_gemm_supports(const ConvTranspose3dArgs& args, const at::Tensor& i
          args.in_channels_per_group() < kMaxInt / 2 && cout_g < kMaxInt / 2;
 }
 
-void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args,
-                                           const at::Tensor& input, const at::Tensor& weight,
-                                           const at::Tensor& bias, at::Tensor& output,
-                                           cudaStream_t stream) {
+void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                           const at::Tensor& weight, const at::Tensor& bias,
+                                           at::Tensor& output, cudaStream_t stream) {
   // Each warp: the block's channel tiles x 8 position tiles (4 where 3 or 4 channel
   // tiles would leave too few registers for 3 blocks per multiprocessor). Blocks of
   // 8 warps (twice the positions) measured 10-45 % slower on every shape.
@@ -203,10 +201,22 @@ void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args,
   if (fold > 1) nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
   switch (channel_tiles_for(folded.out_channels_per_group())) {
-    case 1: launch_all_phases<TileConfig<4, 1, 8>>(folded, fold, flag, input, weight, bias, output, stream); break;
-    case 2: launch_all_phases<TileConfig<4, 2, 8>>(folded, fold, flag, input, weight, bias, output, stream); break;
-    case 3: launch_all_phases<TileConfig<4, 3, 4>>(folded, fold, flag, input, weight, bias, output, stream); break;
-    default: launch_all_phases<TileConfig<4, 4, 4>>(folded, fold, flag, input, weight, bias, output, stream); break;
+    case 1:
+      launch_all_phases<TileConfig<4, 1, 8>>(folded, fold, flag, input, weight, bias, output,
+                                             stream);
+      break;
+    case 2:
+      launch_all_phases<TileConfig<4, 2, 8>>(folded, fold, flag, input, weight, bias, output,
+                                             stream);
+      break;
+    case 3:
+      launch_all_phases<TileConfig<4, 3, 4>>(folded, fold, flag, input, weight, bias, output,
+                                             stream);
+      break;
+    default:
+      launch_all_phases<TileConfig<4, 4, 4>>(folded, fold, flag, input, weight, bias, output,
+                                             stream);
+      break;
   }
   if (fold > 1) launch_direct_conv_transpose3d(args, input, weight, bias, output, stream, flag);
 }

@@ -21,26 +21,26 @@ namespace ct3d::cuda {
 constexpr int kMaxResidues = 8;
 
 struct ResidueParams {
-  int taps;                           // kernel taps landing on this residue
-  int positions;                      // phase indices q in [0, positions)
-  int8_t kernel_tap[kMaxPhaseTaps];   // which kernel tap each phase tap is
-  int16_t input_shift[kMaxPhaseTaps]; // input index = q + input_shift
+  int taps;                            // kernel taps landing on this residue
+  int positions;                       // phase indices q in [0, positions)
+  int8_t kernel_tap[kMaxPhaseTaps];    // which kernel tap each phase tap is
+  int16_t input_shift[kMaxPhaseTaps];  // input index = q + input_shift
 };
 
 struct DimParams {
-  int stride;                         // = number of residues
-  int max_positions;                  // positions of residue 0, the largest
+  int stride;         // = number of residues
+  int max_positions;  // positions of residue 0, the largest
   ResidueParams residue[kMaxResidues];
 };
 
 struct PhaseProblem {
-  DimParams dim[3];                   // depth, height, width
-  int phases;                         // stride_d * stride_h * stride_w
-  int positions_per_sample;           // product of max_positions
+  DimParams dim[3];          // depth, height, width
+  int phases;                // stride_d * stride_h * stride_w
+  int positions_per_sample;  // product of max_positions
   // Row decoding: by positions_per_sample, and by the width and height
   // max_positions.
   FastDivider per_sample_divider, width_divider, height_divider;
-  int64_t rows;                       // batch * positions_per_sample
+  int64_t rows;  // batch * positions_per_sample
   int input_extent[3];
   // Staged input, in floats: one spatial position holds groups * cin_padded values.
   int64_t staged_batch_stride, staged_stride[3];

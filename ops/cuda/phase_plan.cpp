@@ -2,9 +2,8 @@
 
 namespace ct3d {
 
-std::vector<PhaseDimPlan> plan_phases(int64_t input_extent, int64_t output_extent,
-                                      int64_t kernel, int64_t stride, int64_t padding,
-                                      int64_t dilation) {
+std::vector<PhaseDimPlan> plan_phases(int64_t input_extent, int64_t output_extent, int64_t kernel,
+                                      int64_t stride, int64_t padding, int64_t dilation) {
   std::vector<PhaseDimPlan> phases(stride);
   for (int64_t r = 0; r < stride; ++r) {
     PhaseDimPlan& phase = phases[r];

@@ -18,16 +18,15 @@ namespace ct3d {
 constexpr int kMaxPhaseTaps = 32;
 
 struct PhaseDimPlan {
-  int64_t residue = 0;      // output index = phase index * stride + residue
-  int64_t positions = 0;    // phase indices q in [0, positions)
-  std::vector<int> taps;            // kernel tap index k of each phase tap
+  int64_t residue = 0;               // output index = phase index * stride + residue
+  int64_t positions = 0;             // phase indices q in [0, positions)
+  std::vector<int> taps;             // kernel tap index k of each phase tap
   std::vector<int64_t> input_shift;  // input index = q + input_shift
 };
 
 // Every phase of one dimension, residue 0 .. stride - 1, including empty ones.
 // Taps that cannot reach the input for any q are dropped.
-std::vector<PhaseDimPlan> plan_phases(int64_t input_extent, int64_t output_extent,
-                                      int64_t kernel, int64_t stride, int64_t padding,
-                                      int64_t dilation);
+std::vector<PhaseDimPlan> plan_phases(int64_t input_extent, int64_t output_extent, int64_t kernel,
+                                      int64_t stride, int64_t padding, int64_t dilation);
 
 }  // namespace ct3d

@@ -13,8 +13,7 @@ __device__ __forceinline__ uint32_t shared_address(const void* pointer) {
 // Copies 16 bytes, or writes 16 zero bytes without reading when src_bytes is 0: the
 // zero padding of a convolution costs no memory traffic. Cached in L1 (.ca),
 // because neighbouring taps re-read the same input rows.
-__device__ __forceinline__ void cp_async_16_or_zero(uint32_t dst, const void* src,
-                                                    int src_bytes) {
+__device__ __forceinline__ void cp_async_16_or_zero(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes));
 }

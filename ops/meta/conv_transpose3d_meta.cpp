@@ -9,8 +9,8 @@
 namespace ct3d {
 
 at::Tensor conv_transpose3d_meta(CT3D_CONV_TRANSPOSE3D_PARAMS) {
-  const ConvTranspose3dArgs args = check_conv_transpose3d_args(
-      input, weight, bias, stride, padding, output_padding, groups, dilation);
+  const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
+                                                               output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "Meta");
   return at::empty_symint(args.output_shape(),
                           input.options().memory_format(output_memory_format(args, input, weight)));
