@@ -1,12 +1,13 @@
 // The problem one implicit-GEMM launch solves, computed on the host and passed to
 // the kernel by value (it fits the 4 KB parameter space).
 //
-// GEMM view, per group and stride-phase: row = phase position (n, qd, qh, qw),
-// column = output channel of the group, reduction over (phase tap, input channel).
-// The input is first staged channels-last ([N][D][H][W][group][cin_padded]), so one
-// row of one tap is cin_padded consecutive floats: 16-byte copies, no per-channel
-// predicate. All phases share one row numbering, sized by the largest phase
-// (residue 0); rows past a smaller phase's end are masked.
+// GEMM view, per (folded) group and stride-phase: output channels of the group on
+// the mma's M side, phase positions (n, qd, qh, qw) on its N side ("rows" below, qw
+// fastest), reduction over (phase tap, input channel). The input is first staged
+// channels-last ([N][D][H][W][group][cin_padded]), so one position of one tap is
+// cin_padded consecutive floats: 16-byte copies, no per-channel predicate. All
+// phases share one row numbering, sized by the largest phase (residue 0); rows past
+// a smaller phase's end are masked.
 #pragma once
 
 #include <cstdint>

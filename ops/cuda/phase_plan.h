@@ -13,8 +13,9 @@
 
 namespace ct3d {
 
-// The most taps a phase may have along one dimension: the implicit GEMM keeps one
-// bit per tap in a 32-bit validity mask.
+// The most taps a phase may have along one dimension: the implicit GEMM stores the
+// taps of each dimension in fixed arrays of this size (and all three dimensions'
+// validity bits in one 64-bit mask per row).
 constexpr int kMaxPhaseTaps = 32;
 
 struct PhaseDimPlan {
