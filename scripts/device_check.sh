@@ -2,6 +2,7 @@
 # One call on the GPU machine: build against its torch, run the tests, benchmark.
 # Usage (from the repo root, on the device): bash scripts/device_check.sh [pytest args]
 # Writes logs and benchmark files to $OUT (or ./device_out), prints a short table last.
+# CT3D_SANITIZE=1 adds compute-sanitizer memcheck and racecheck (scripts/sanitize.sh).
 set -uo pipefail
 OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
@@ -27,3 +28,6 @@ for p in ${CT3D_PROFILE:-}; do
     python3 bench/profile_one.py "$p" >"$OUT/ncu_$p.txt" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Stall|L1/TEX Hit|L2 Hit" "$OUT/ncu_$p.txt" | head -12 | sed "s/^/[ncu $p] /"
 done
+if [ "${CT3D_SANITIZE:-0}" = 1 ]; then
+  bash scripts/sanitize.sh "$OUT/sanitize"
+fi
