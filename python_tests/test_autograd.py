@@ -5,7 +5,8 @@ opcheck of the two backward ops."""
 import pytest
 import torch
 
-from autograd_cases import CASES, case_id, ct3d_call, make_tensors, params, torch_call
+from autograd_cases import CASES, case_id, ct3d_call, leaf_tensors, torch_call
+from cases import conv_args
 from conftest import requires_cuda
 
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
@@ -14,7 +15,7 @@ DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_gradcheck_and_gradgradcheck(case, device):
-    inputs = make_tensors(case, torch.float64, device, requires_grad=True)
+    inputs = leaf_tensors(case, torch.float64, device, requires_grad=True)
     inputs = tuple(t for t in inputs if t is not None)
     f = ct3d_call(case)
     fn = (lambda x, w, b: f(x, w, b)) if len(inputs) == 3 else (lambda x, w: f(x, w, None))
@@ -26,7 +27,7 @@ def test_gradcheck_and_gradgradcheck(case, device):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_gradients_match_float64_reference(case, dtype, device):
-    inputs = make_tensors(case, dtype, device, requires_grad=True)
+    inputs = leaf_tensors(case, dtype, device, requires_grad=True)
     grad = None
     out = ct3d_call(case)(*inputs)
     grad = torch.randn_like(out)
@@ -48,12 +49,12 @@ def backward_ops_called(fn):
 
 def test_only_needed_gradients_are_computed():
     case = CASES[0]
-    x, w, b = make_tensors(case, torch.float64, "cpu")
+    x, w, b = leaf_tensors(case, torch.float64, "cpu")
     x.requires_grad_()
     called = backward_ops_called(lambda: ct3d_call(case)(x, w, b).sum().backward())
     assert called == {"ct3d::conv_transpose3d_input_backward"}
     assert w.grad is None and b.grad is None
-    x, w, b = make_tensors(case, torch.float64, "cpu")
+    x, w, b = leaf_tensors(case, torch.float64, "cpu")
     w.requires_grad_()
     called = backward_ops_called(lambda: ct3d_call(case)(x, w, b).sum().backward())
     assert called == {"ct3d::conv_transpose3d_weight_backward"}
@@ -64,9 +65,9 @@ def test_only_needed_gradients_are_computed():
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_opcheck_backward_ops(case, device):
     dtype = torch.float64 if device == "cpu" else torch.float32
-    x, w, _ = make_tensors(case, dtype, device, requires_grad=True)
+    x, w, _ = leaf_tensors(case, dtype, device, requires_grad=True)
     x5 = x if x.dim() == 5 else x.unsqueeze(0)
-    stride, padding, output_padding, groups, dilation = params(case)
+    stride, padding, output_padding, groups, dilation = conv_args(case)
     out = ct3d_call(case)(x5.detach(), w.detach(), None)
     g = torch.randn_like(out).requires_grad_()
     torch.library.opcheck(torch.ops.ct3d.conv_transpose3d_input_backward.default,
