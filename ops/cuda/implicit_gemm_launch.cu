@@ -1,6 +1,6 @@
-// Host side of the implicit GEMM: plans the stride phases, stages the input
-// channels-last, packs the weights, picks a tile configuration and launches one
-// kernel for all phases on the given stream.
+// Host side of the implicit GEMM: picks a tile configuration and the group fold,
+// then stages the input channels-last, packs the weights and launches one kernel
+// for all phases on the given stream (the problem itself: implicit_gemm_problem.cpp).
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
@@ -11,8 +11,8 @@
 #include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/implicit_gemm.h"
 #include "ops/cuda/implicit_gemm_kernel.cuh"
+#include "ops/cuda/implicit_gemm_problem.h"
 #include "ops/cuda/implicit_gemm_staging.cuh"
-#include "ops/cuda/phase_plan.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -20,10 +20,6 @@ namespace {
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxGridY = 65535;
 constexpr int64_t kMaxShift = 32767;
-
-int64_t round_up(int64_t value, int64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
 
 // 16-channel tiles a block covers: all of a group's output channels up to 64, so
 // the input gathered into shared memory is used by every channel it feeds. Wider
@@ -56,54 +52,11 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
                        const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias,
                        at::Tensor& output, cudaStream_t stream) {
   const Int3 in = args.concrete_input_size();
-  const Int3 out = args.concrete_output_size();
   const int64_t groups = args.groups;
-  const int64_t cin_g = args.in_channels_per_group();
-  const int64_t cout_g = args.out_channels_per_group();
   const int64_t taps = args.kernel_size[0] * args.kernel_size[1] * args.kernel_size[2];
 
-  PhaseProblem p{};
-  p.cin_per_group = static_cast<int>(cin_g);
-  p.cout_per_group = static_cast<int>(cout_g);
-  p.cin_padded = static_cast<int>(round_up(cin_g, kBlockK));
-  p.cout_padded = static_cast<int>(round_up(cout_g, Cfg::kBlockChannels));
-  p.kernel_h = static_cast<int>(args.kernel_size[1]);
-  p.kernel_w = static_cast<int>(args.kernel_size[2]);
-  p.packed_group_stride = taps * p.cin_padded * p.cout_padded * 2;
-  // A staged position holds every group's padded channels.
+  const PhaseProblem p = make_phase_problem(args, kBlockK, Cfg::kBlockChannels, output);
   const int64_t padded_channels = groups * p.cin_padded;
-  p.staged_stride[2] = padded_channels;
-  p.staged_stride[1] = in[2] * p.staged_stride[2];
-  p.staged_stride[0] = in[1] * p.staged_stride[1];
-  p.staged_batch_stride = in[0] * p.staged_stride[0];
-  p.output_batch_stride = output.stride(0);
-  p.output_channel_stride = output.stride(1);
-  for (int i = 0; i < kSpatialDims; ++i) p.output_stride[i] = output.stride(2 + i);
-  p.phases = 1;
-  p.positions_per_sample = 1;
-  for (int i = 0; i < kSpatialDims; ++i) {
-    p.input_extent[i] = static_cast<int>(in[i]);
-    DimParams& dim = p.dim[i];
-    dim.stride = static_cast<int>(args.stride[i]);
-    const std::vector<PhaseDimPlan> plans = plan_phases(
-        in[i], out[i], args.kernel_size[i], args.stride[i], args.padding[i], args.dilation[i]);
-    for (int r = 0; r < dim.stride; ++r) {
-      ResidueParams& residue = dim.residue[r];
-      residue.taps = static_cast<int>(plans[r].taps.size());
-      residue.positions = static_cast<int>(plans[r].positions);
-      for (int t = 0; t < residue.taps; ++t) {
-        residue.kernel_tap[t] = static_cast<int8_t>(plans[r].taps[t]);
-        residue.input_shift[t] = static_cast<int16_t>(plans[r].input_shift[t]);
-      }
-    }
-    dim.max_positions = dim.residue[0].positions;
-    p.phases *= dim.stride;
-    p.positions_per_sample *= dim.max_positions;
-  }
-  p.rows = output.size(0) * p.positions_per_sample;
-  p.per_sample_divider = FastDivider(static_cast<uint32_t>(p.positions_per_sample));
-  p.width_divider = FastDivider(static_cast<uint32_t>(p.dim[2].max_positions));
-  p.height_divider = FastDivider(static_cast<uint32_t>(p.dim[1].max_positions));
 
   // The input is staged and the weights packed on every call (both may change
   // between calls): memory-bound copies, a few percent of the convolution.

@@ -10,8 +10,11 @@
 // a smaller phase's end are masked.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 
+#include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/fast_divider.h"
 #include "ops/cuda/phase_plan.h"
 
@@ -54,5 +57,15 @@ struct PhaseProblem {
   // Packed weights, floats per group (layout: pack_weight_fragments_kernel).
   int64_t packed_group_stride;
 };
+
+inline int64_t round_up(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// The problem of one launch (host code): args with its groups already folded,
+// input channels padded to channel_chunk, output channels to block_channels, and
+// the output's (batched, 5-D) strides.
+PhaseProblem make_phase_problem(const ConvTranspose3dArgs& args, int channel_chunk,
+                                int block_channels, const at::Tensor& output);
 
 }  // namespace ct3d::cuda

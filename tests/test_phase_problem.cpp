@@ -1,0 +1,49 @@
+// The host-side problem the implicit GEMM launch is given: sizes, strides and the
+// per-residue tap tables of a strided, padded, grouped call.
+#include <ATen/ATen.h>
+
+#include "catch.h"
+#include "ops/conv_transpose3d_args.h"
+#include "ops/cuda/implicit_gemm_problem.h"
+
+TEST_CASE("make_phase_problem describes a strided grouped call") {
+  // N=2, C_in 12 in 2 groups, C_out 2 x 5, input 3 x 4 x 5, kernel 3, stride (2, 1, 3),
+  // padding 1, output_padding (1, 0, 0).
+  const at::Tensor x = at::zeros({2, 12, 3, 4, 5});
+  const at::Tensor w = at::zeros({12, 5, 3, 3, 3});
+  const std::vector<int64_t> stride{2, 1, 3}, padding{1}, output_padding{1, 0, 0}, dilation{1};
+  const ct3d::ConvTranspose3dArgs args = ct3d::check_conv_transpose3d_args(
+      x, w, std::nullopt, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+      c10::fromIntArrayRefSlow(output_padding), c10::SymInt(2), c10::fromIntArrayRefSlow(dilation));
+  const at::Tensor out = at::empty({2, 10, 6, 4, 13});  // (3-1)*2-2+2+1+1, 4, (5-1)*3-2+2+1
+  const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(args, 16, 16, out);
+
+  CHECK(p.phases == 6);
+  CHECK(p.cin_per_group == 6);
+  CHECK(p.cout_per_group == 5);
+  CHECK(p.cin_padded == 16);
+  CHECK(p.cout_padded == 16);
+  CHECK(p.packed_group_stride == 27 * 16 * 16 * 2);
+  // Staged channels-last: 2 groups x 16 padded channels per position.
+  CHECK(p.staged_stride[2] == 32);
+  CHECK(p.staged_stride[1] == 5 * 32);
+  CHECK(p.staged_stride[0] == 4 * 5 * 32);
+  CHECK(p.staged_batch_stride == 3 * 4 * 5 * 32);
+  CHECK(p.output_channel_stride == 6 * 4 * 13);
+  CHECK(p.output_stride[0] == 4 * 13);
+  // Phase positions per dimension: ceil(6/2), 4, ceil(13/3); residue 0 is the largest.
+  CHECK(p.dim[0].max_positions == 3);
+  CHECK(p.dim[1].max_positions == 4);
+  CHECK(p.dim[2].max_positions == 5);
+  CHECK(p.positions_per_sample == 3 * 4 * 5);
+  CHECK(p.rows == 2 * 60);
+  CHECK(p.per_sample_divider.divisor == 60);
+  CHECK(p.width_divider.divisor == 5);
+  CHECK(p.height_divider.divisor == 4);
+  // Depth, stride 2, padding 1: residue 0 gets tap 1, residue 1 taps 0 and 2.
+  CHECK(p.dim[0].residue[0].taps == 1);
+  CHECK(p.dim[0].residue[0].kernel_tap[0] == 1);
+  CHECK(p.dim[0].residue[1].taps == 2);
+  CHECK(p.dim[1].residue[0].taps == 3);                              // stride 1: every tap
+  for (int r = 0; r < 3; ++r) CHECK(p.dim[2].residue[r].taps == 1);  // stride 3 = kernel
+}
