@@ -1,5 +1,5 @@
 // The host-side problem the implicit GEMM launch is given: sizes, strides and the
-// per-residue tap tables of a strided, padded, grouped call.
+// per-residue tap progressions and the staged halo of a strided, padded, grouped call.
 #include <ATen/ATen.h>
 
 #include "catch.h"
@@ -24,11 +24,20 @@ TEST_CASE("make_phase_problem describes a strided grouped call") {
   CHECK(p.cin_padded == 16);
   CHECK(p.cout_padded == 16);
   CHECK(p.packed_group_stride == 27 * 16 * 16 * 2);
+  // Zero halo: depth reads q + 1 at q = 2 (high 1); height reads q - 1 .. q + 1
+  // (1 each side); width's residue 2 reads q + 1 at q = 4 (high 1).
+  CHECK(p.halo_low[0] == 0);
+  CHECK(p.halo_low[1] == 1);
+  CHECK(p.halo_low[2] == 0);
+  CHECK(p.staged_extent[0] == 4);
+  CHECK(p.staged_extent[1] == 6);
+  CHECK(p.staged_extent[2] == 6);
   // Staged channels-last: 2 groups x 16 padded channels per position.
   CHECK(p.staged_stride[2] == 32);
-  CHECK(p.staged_stride[1] == 5 * 32);
-  CHECK(p.staged_stride[0] == 4 * 5 * 32);
-  CHECK(p.staged_batch_stride == 3 * 4 * 5 * 32);
+  CHECK(p.staged_stride[1] == 6 * 32);
+  CHECK(p.staged_stride[0] == 6 * 6 * 32);
+  CHECK(p.staged_batch_stride == 4 * 6 * 6 * 32);
+  CHECK(p.staged_origin == 6 * 32);
   CHECK(p.output_channel_stride == 6 * 4 * 13);
   CHECK(p.output_stride[0] == 4 * 13);
   // Phase positions per dimension: ceil(6/2), 4, ceil(13/3); residue 0 is the largest.
@@ -42,8 +51,13 @@ TEST_CASE("make_phase_problem describes a strided grouped call") {
   CHECK(p.height_divider.divisor == 4);
   // Depth, stride 2, padding 1: residue 0 gets tap 1, residue 1 taps 0 and 2.
   CHECK(p.dim[0].residue[0].taps == 1);
-  CHECK(p.dim[0].residue[0].kernel_tap[0] == 1);
+  CHECK(p.dim[0].residue[0].first_tap == 1);
+  CHECK(p.dim[0].residue[0].first_shift == 0);
   CHECK(p.dim[0].residue[1].taps == 2);
+  CHECK(p.dim[0].residue[1].first_tap == 0);  // taps 0, 2 read q + 1, q
+  CHECK(p.dim[0].residue[1].tap_step == 2);
+  CHECK(p.dim[0].residue[1].first_shift == 1);
+  CHECK(p.dim[0].residue[1].shift_step == -1);
   CHECK(p.dim[1].residue[0].taps == 3);                              // stride 1: every tap
   for (int r = 0; r < 3; ++r) CHECK(p.dim[2].residue[r].taps == 1);  // stride 3 = kernel
 }

@@ -114,17 +114,6 @@ __device__ __forceinline__ PhasePosition decode_row(const PhaseProblem& p, RowOr
   return pos;
 }
 
-// Bit t set when phase tap t of this dimension reads inside the input.
-__device__ __forceinline__ uint64_t valid_tap_mask(const ResidueParams& residue, int q,
-                                                   int extent) {
-  uint64_t mask = 0;
-  for (int t = 0; t < residue.taps; ++t) {
-    const int i = q + residue.input_shift[t];
-    mask |= static_cast<uint64_t>(i >= 0 && i < extent ? 1u : 0u) << t;
-  }
-  return mask;
-}
-
 __device__ __forceinline__ void as_registers(const float4& v, uint32_t (&r)[4]) {
   r[0] = __float_as_uint(v.x);
   r[1] = __float_as_uint(v.y);
@@ -154,9 +143,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   const int residue_w = phase % p.dim[2].stride;
   const int residue_h = (phase / p.dim[2].stride) % p.dim[1].stride;
   const int residue_d = phase / (p.dim[2].stride * p.dim[1].stride);
-  const ResidueParams& res_d = p.dim[0].residue[residue_d];
-  const ResidueParams& res_h = p.dim[1].residue[residue_h];
-  const ResidueParams& res_w = p.dim[2].residue[residue_w];
+  const ResidueParams res_d = p.dim[0].residue[residue_d];
+  const ResidueParams res_h = p.dim[1].residue[residue_h];
+  const ResidueParams res_w = p.dim[2].residue[residue_w];
   const RowOrigin origin = row_origin(p, block_row0);
   auto row_in_phase = [&](int64_t row, const PhasePosition& pos) {
     return row < p.rows && pos.qd < res_d.positions && pos.qh < res_h.positions &&
@@ -164,83 +153,93 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   };
 
   // Each thread copies chunk (tid % 4) of the same kRows staged rows for the whole
-  // reduction. A row's valid taps are one 64-bit mask: depth taps from bit 0,
-  // height taps from bit taps_d, width taps from bit taps_d + taps_h.
+  // reduction. Thanks to the staged halo every tap of a row is inside, so a row is
+  // just its address; rows past the end gather the last row again (not stored).
   const int copy_chunk = tid % kChunksPerRow;
-  const int height_bit0 = res_d.taps;
-  const int width_bit0 = res_d.taps + res_h.taps;
-  int64_t row_base[kRows];
-  uint64_t row_taps[kRows];
+  const float* row_source[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const int local = tid / kChunksPerRow + r * Cfg::kRowStep;
-    const PhasePosition pos = decode_row(p, origin, local);
-    row_base[r] = 0;
-    row_taps[r] = 0;
-    if (row_in_phase(block_row0 + local, pos)) {
-      row_base[r] = pos.n * p.staged_batch_stride + static_cast<int64_t>(group) * p.cin_padded +
-                    pos.qd * p.staged_stride[0] + pos.qh * p.staged_stride[1] +
-                    pos.qw * p.staged_stride[2] + 4 * copy_chunk;
-      row_taps[r] = valid_tap_mask(res_d, pos.qd, p.input_extent[0]) |
-                    valid_tap_mask(res_h, pos.qh, p.input_extent[1]) << height_bit0 |
-                    valid_tap_mask(res_w, pos.qw, p.input_extent[2]) << width_bit0;
-    }
+    const int clamped =
+        block_row0 + local < p.rows ? local : static_cast<int>(p.rows - 1 - block_row0);
+    const PhasePosition pos = decode_row(p, origin, clamped);
+    row_source[r] = staged + pos.n * p.staged_batch_stride + p.staged_origin +
+                    static_cast<int64_t>(group) * p.cin_padded + pos.qd * p.staged_stride[0] +
+                    pos.qh * p.staged_stride[1] + pos.qw * p.staged_stride[2] + 4 * copy_chunk;
   }
 
+  // The reduction runs over (depth tap, height tap, width tap, channel chunk), chunk
+  // fastest. Each dimension's taps are a progression, so moving to the next stage
+  // adds one of four precomputed steps to the input offset and to the weights'.
   const int chunks_per_tap = p.cin_padded / kBlockK;
   const int total_stages = res_d.taps * res_h.taps * res_w.taps * chunks_per_tap;
   // Packed weights of one (tap, chunk): cout_padded / 16 tiles of kWeightTileFloats.
-  const int64_t weight_stage_stride = static_cast<int64_t>(p.cout_padded / 16) * kWeightTileFloats;
-  const float* group_weight =
-      packed_weight + group * p.packed_group_stride + (channel0 / 16) * kWeightTileFloats;
-
-  // Reduction position of the next stage to load: channel chunk fastest, then taps.
-  int load_chunk = 0, load_tw = 0, load_th = 0, load_td = 0;
+  const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded / 16) * kWeightTileFloats;
+  const int64_t weight_tap_step = chunks_per_tap * weight_chunk_step;
+  const int64_t input_step_d = res_d.shift_step * p.staged_stride[0];
+  const int64_t input_step_h = res_h.shift_step * p.staged_stride[1];
+  const int64_t input_step_w = res_w.shift_step * p.staged_stride[2];
+  const int64_t weight_step_d = res_d.tap_step * p.kernel_h * p.kernel_w * weight_tap_step;
+  const int64_t weight_step_h = res_h.tap_step * p.kernel_w * weight_tap_step;
+  const int64_t weight_step_w = res_w.tap_step * weight_tap_step;
+  // Steps from one stage to the next: to the next chunk, or on wrapping to the
+  // next width, height or depth tap (the other counters back to their first).
+  const int last_chunk = chunks_per_tap - 1;
+  const int64_t input_wrap_w = input_step_w - last_chunk * kRowFloats;
+  const int64_t input_wrap_h = input_wrap_w + input_step_h - res_w.taps * input_step_w;
+  const int64_t input_wrap_d = input_wrap_h + input_step_d - res_h.taps * input_step_h;
+  const int64_t weight_wrap_w = weight_step_w - last_chunk * weight_chunk_step;
+  const int64_t weight_wrap_h = weight_wrap_w + weight_step_h - res_w.taps * weight_step_w;
+  const int64_t weight_wrap_d = weight_wrap_h + weight_step_d - res_h.taps * weight_step_h;
+  // Offsets of the next stage to load, and its position in the reduction.
+  int64_t input_offset = res_d.first_shift * p.staged_stride[0] +
+                         res_h.first_shift * p.staged_stride[1] +
+                         res_w.first_shift * p.staged_stride[2];
+  const float* weight_source =
+      packed_weight + group * p.packed_group_stride + (channel0 / 16) * kWeightTileFloats +
+      ((res_d.first_tap * p.kernel_h + res_h.first_tap) * p.kernel_w + res_w.first_tap) *
+          weight_tap_step;
+  int load_chunk = 0, load_tw = 0, load_th = 0;
+  // Shared-memory address of this thread's first copied chunk; row r is
+  // r * kRowStep rows further (kRowStep is a multiple of 8, so the swizzle agrees).
+  static_assert(Cfg::kRowStep % 8 == 0, "rows r * kRowStep apart share their swizzle");
+  const uint32_t copy_destination =
+      shared_address(shared + row_chunk_offset(tid / kChunksPerRow, copy_chunk));
+  constexpr uint32_t kStageBytes = Cfg::kStageFloats * 4;
 
   auto load_stage = [&](int slot) {
-    float* tile_input = shared + slot * Cfg::kStageFloats;
-    float* tile_weight = tile_input + Cfg::kTileInputFloats;
-
-    const int64_t tap_shift = res_d.input_shift[load_td] * p.staged_stride[0] +
-                              res_h.input_shift[load_th] * p.staged_stride[1] +
-                              res_w.input_shift[load_tw] * p.staged_stride[2] +
-                              load_chunk * kRowFloats;
-    const int bit_h = height_bit0 + load_th, bit_w = width_bit0 + load_tw;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const bool tap_valid =
-          (row_taps[r] >> load_td) & (row_taps[r] >> bit_h) & (row_taps[r] >> bit_w) & 1u;
-      const float* src = tap_valid ? staged + row_base[r] + tap_shift : staged;
-      const int row = tid / kChunksPerRow + r * Cfg::kRowStep;
-      cp_async_16_or_zero(shared_address(tile_input + row_chunk_offset(row, copy_chunk)), src,
-                          tap_valid ? 16 : 0);
+      cp_async_16_cached(copy_destination + slot * kStageBytes + r * Cfg::kRowStep * kRowFloats * 4,
+                         row_source[r] + input_offset);
     }
-
-    const int kernel_tap =
-        (res_d.kernel_tap[load_td] * p.kernel_h + res_h.kernel_tap[load_th]) * p.kernel_w +
-        res_w.kernel_tap[load_tw];
-    const float* weight_src =
-        group_weight +
-        (static_cast<int64_t>(kernel_tap) * chunks_per_tap + load_chunk) * weight_stage_stride;
+    float* tile_weight = shared + slot * Cfg::kStageFloats + Cfg::kTileInputFloats;
     constexpr int kVectors = Cfg::kTileWeightFloats / 4;
 #pragma unroll
     for (int v0 = 0; v0 < kVectors; v0 += Cfg::kThreads) {
       const int index = (v0 + tid) * 4;
       if (kVectors % Cfg::kThreads == 0 || v0 + tid < kVectors) {
-        cp_async_16(shared_address(tile_weight + index), weight_src + index);
+        cp_async_16(shared_address(tile_weight + index), weight_source + index);
       }
     }
-
-    if (++load_chunk == chunks_per_tap) {
+    int64_t input_step = kRowFloats, weight_step = weight_chunk_step;
+    if (++load_chunk > last_chunk) {
       load_chunk = 0;
+      input_step = input_wrap_w;
+      weight_step = weight_wrap_w;
       if (++load_tw == res_w.taps) {
         load_tw = 0;
+        input_step = input_wrap_h;
+        weight_step = weight_wrap_h;
         if (++load_th == res_h.taps) {
           load_th = 0;
-          ++load_td;
+          input_step = input_wrap_d;
+          weight_step = weight_wrap_d;
         }
       }
     }
+    input_offset += input_step;
+    weight_source += weight_step;
   };
 
   const int lane = tid & 31;
@@ -252,14 +251,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   // k order: a thread's input fragment of k-step s is channels 4*lane_k + 2s and
   // 4*lane_k + 2s + 1 (mma k indices lane_k and lane_k + 4), so one 16-byte load
   // of a row chunk gives both k-steps; the weights are packed in the same order.
+  // Row warp_position0 + nt * 8 + lane_row agrees with lane_row in bits 1-2, so
+  // its fragment sits at the swizzled offset of lane_row plus whole rows.
+  const int fragment_offset =
+      row_chunk_offset(lane_row, lane_k) + warp_position0 * kRowFloats;
   auto compute_stage = [&](int slot) {
-    const float* tile_input = shared + slot * Cfg::kStageFloats;
-    const float* tile_weight = tile_input + Cfg::kTileInputFloats;
+    const float* tile_input = shared + slot * Cfg::kStageFloats + fragment_offset;
+    const float* tile_weight = shared + slot * Cfg::kStageFloats + Cfg::kTileInputFloats;
     uint32_t x_hi[kNTiles][4], x_lo[kNTiles][4];
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt) {
-      const int row = warp_position0 + nt * 8 + lane_row;
-      const float4 x = *reinterpret_cast<const float4*>(tile_input + row_chunk_offset(row, lane_k));
+      const float4 x = *reinterpret_cast<const float4*>(tile_input + nt * 8 * kRowFloats);
       split_tf32(x.x, x_hi[nt][0], x_lo[nt][0]);
       split_tf32(x.y, x_hi[nt][1], x_lo[nt][1]);
       split_tf32(x.z, x_hi[nt][2], x_lo[nt][2]);
@@ -303,13 +305,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     if (s < total_stages) load_stage(s);
     cp_async_commit();
   }
+  int load_slot = kStages - 1, compute_slot = 0;
   for (int it = 0; it < total_stages; ++it) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // stage it is visible, and every warp is done with stage it-1
-    const int next = it + kStages - 1;
-    if (next < total_stages) load_stage(next % kStages);
+    if (it + kStages - 1 < total_stages) load_stage(load_slot);
     cp_async_commit();
-    compute_stage(it % kStages);
+    compute_stage(compute_slot);
+    load_slot = load_slot == kStages - 1 ? 0 : load_slot + 1;
+    compute_slot = compute_slot == kStages - 1 ? 0 : compute_slot + 1;
   }
 
   // Epilogue, through shared memory: each warp parks its tile as [channel]
@@ -336,24 +340,38 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     }
   }
   __syncwarp();
-  const int64_t group_channel0 = static_cast<int64_t>(group) * p.cout_per_group;
+  // Lane l stores position segment * 32 + l of the warp's tile, channel by
+  // channel; the bias of a channel is one broadcast load shared by the segments.
+  constexpr int kSegments = kWarpPositions / 32;
+  const int64_t group_channel0 = static_cast<int64_t>(group) * p.cout_per_group + channel0;
+  float* out[kSegments];
 #pragma unroll
-  for (int segment = 0; segment < kWarpPositions / 32; ++segment) {
+  for (int segment = 0; segment < kSegments; ++segment) {
     const int local = warp_position0 + segment * 32 + lane;
     const PhasePosition pos = decode_row(p, origin, local);
-    if (!row_in_phase(block_row0 + local, pos)) continue;
-    float* out = output + pos.n * p.output_batch_stride +
-                 (group_channel0 + channel0) * p.output_channel_stride +
-                 static_cast<int64_t>(pos.qd * p.dim[0].stride + residue_d) * p.output_stride[0] +
-                 static_cast<int64_t>(pos.qh * p.dim[1].stride + residue_h) * p.output_stride[1] +
-                 static_cast<int64_t>(pos.qw * p.dim[2].stride + residue_w) * p.output_stride[2];
-    const int channels = min(Cfg::kBlockChannels, p.cout_per_group - channel0);
+    out[segment] =
+        row_in_phase(block_row0 + local, pos)
+            ? output + pos.n * p.output_batch_stride + group_channel0 * p.output_channel_stride +
+                  static_cast<int64_t>(pos.qd * p.dim[0].stride + residue_d) * p.output_stride[0] +
+                  static_cast<int64_t>(pos.qh * p.dim[1].stride + residue_h) * p.output_stride[1] +
+                  static_cast<int64_t>(pos.qw * p.dim[2].stride + residue_w) * p.output_stride[2]
+            : nullptr;
+  }
+  const int channels = min(Cfg::kBlockChannels, p.cout_per_group - channel0);
+  const float* channel_bias = bias != nullptr ? bias + group_channel0 : nullptr;
+#pragma unroll
+  for (int segment = 0; segment < kSegments; ++segment) {
+    float* destination = out[segment];
+    if (destination == nullptr) continue;
+    const float* parked = park + segment * 32 + lane;
 #pragma unroll
     for (int c = 0; c < Cfg::kBlockChannels; ++c) {
-      if (c >= channels) break;
-      float value = park[c * kPitch + segment * 32 + lane];
-      if (bias != nullptr) value += bias[group_channel0 + channel0 + c];
-      out[c * p.output_channel_stride] = value;
+      if (c < channels) {
+        float value = parked[c * kPitch];
+        if (channel_bias != nullptr) value += channel_bias[c];
+        *destination = value;
+      }
+      destination += p.output_channel_stride;
     }
   }
 }

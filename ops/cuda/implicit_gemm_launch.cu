@@ -56,24 +56,42 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
   const int64_t taps = args.kernel_size[0] * args.kernel_size[1] * args.kernel_size[2];
 
   const PhaseProblem p = make_phase_problem(args, kBlockK, Cfg::kBlockChannels, output);
-  const int64_t padded_channels = groups * p.cin_padded;
 
   // The input is staged and the weights packed on every call (both may change
   // between calls): memory-bound copies, a few percent of the convolution.
   const int64_t batch = output.size(0);
-  const int64_t positions = in[0] * in[1] * in[2];
+  StagingShape shape{};
+  shape.input_positions = in[0] * in[1] * in[2];
+  shape.staged_positions =
+      static_cast<int64_t>(p.staged_extent[0]) * p.staged_extent[1] * p.staged_extent[2];
+  for (int i = 0; i < kSpatialDims; ++i) {
+    shape.input_extent[i] = p.input_extent[i];
+    shape.halo_low[i] = p.halo_low[i];
+  }
+  shape.staged_width = FastDivider(static_cast<uint32_t>(p.staged_extent[2]));
+  shape.staged_height = FastDivider(static_cast<uint32_t>(p.staged_extent[1]));
+  shape.cin_per_group = p.cin_per_group;
+  shape.cin_padded = p.cin_padded;
+  shape.padded_channels = static_cast<int>(groups * p.cin_padded);
   at::Tensor staged = at::empty({batch * p.staged_batch_stride}, input.options());
-  const dim3 staging_block(kStagingTile, kStagingRows);
+  // 16-channel tiles where 32 would leave half a tile idle (48 channels).
+  const int tile_channels = shape.padded_channels % 32 == 0 ? 32 : 16;
+  const dim3 staging_block(kStagingPositions, kStagingRows);
   constexpr int64_t kMaxGridZ = 65535;
   for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
     const dim3 staging_grid(
-        static_cast<unsigned>((positions + kStagingTile - 1) / kStagingTile),
-        static_cast<unsigned>((padded_channels + kStagingTile - 1) / kStagingTile),
+        static_cast<unsigned>((shape.staged_positions + kStagingPositions - 1) / kStagingPositions),
+        static_cast<unsigned>((shape.padded_channels + tile_channels - 1) / tile_channels),
         static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
-    stage_input_channels_last_kernel<<<staging_grid, staging_block, 0, stream>>>(
-        input.const_data_ptr<float>() + n0 * args.in_channels * positions,
-        staged.mutable_data_ptr<float>() + n0 * p.staged_batch_stride, positions, p.cin_per_group,
-        p.cin_padded, static_cast<int>(padded_channels), nonfinite);
+    const float* input_part = input.const_data_ptr<float>() + n0 * args.in_channels * shape.input_positions;
+    float* staged_part = staged.mutable_data_ptr<float>() + n0 * p.staged_batch_stride;
+    if (tile_channels == 32) {
+      stage_input_channels_last_kernel<32>
+          <<<staging_grid, staging_block, 0, stream>>>(input_part, staged_part, shape, nonfinite);
+    } else {
+      stage_input_channels_last_kernel<16>
+          <<<staging_grid, staging_block, 0, stream>>>(input_part, staged_part, shape, nonfinite);
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 
@@ -109,15 +127,16 @@ bool implicit_gemm_supports(const ConvTranspose3dArgs& args, const at::Tensor& i
   const Int3 out = args.concrete_output_size();
   int64_t positions_per_sample = 1;
   int64_t phases = 1;
+  int64_t staged_positions = 1;
   for (int i = 0; i < kSpatialDims; ++i) {
-    // Phase taps per dimension fit kMaxPhaseTaps, one launch covers kMaxResidues
-    // residues, tap shifts are stored as int16; positions and in-sample row
-    // numbers are 32-bit. Tensor offsets are 64-bit throughout.
-    if (args.kernel_size[i] > kMaxPhaseTaps || args.stride[i] > kMaxResidues) return false;
-    // A row's valid taps of all three dimensions share one 64-bit mask.
-    if (args.kernel_size[0] + args.kernel_size[1] + args.kernel_size[2] > 64) return false;
+    // One launch covers kMaxResidues residues per dimension; positions, shifts and
+    // in-sample row numbers are 32-bit. Tensor offsets are 64-bit throughout.
+    if (args.stride[i] > kMaxResidues) return false;
     if (args.padding[i] + args.dilation[i] * args.kernel_size[i] > kMaxShift) return false;
     if (in[i] > kMaxShift) return false;
+    const StagedExtent halo = staged_halo(in[i], out[i], args.kernel_size[i], args.stride[i],
+                                          args.padding[i], args.dilation[i]);
+    staged_positions *= in[i] + halo.low + halo.high;
     positions_per_sample *= (out[i] + args.stride[i] - 1) / args.stride[i];
     phases *= args.stride[i];
   }
@@ -125,10 +144,15 @@ bool implicit_gemm_supports(const ConvTranspose3dArgs& args, const at::Tensor& i
   const int64_t channel_tiles = channel_tiles_for(cout_g);
   const int64_t column_blocks = (cout_g + 16 * channel_tiles - 1) / (16 * channel_tiles);
   const int64_t rows = args.batch.expect_int() * positions_per_sample;
-  // The staging pass's grid: input positions and staged channels in 32-wide tiles.
   const int64_t padded_channels = args.groups * round_up(args.in_channels_per_group(), kBlockK);
   const int64_t input_positions = in[0] * in[1] * in[2];
-  return input_positions < kMaxInt && padded_channels < kMaxGridY * kStagingTile &&
+  // The halo costs memory in proportion to the staged input: allowed up to 4x the
+  // input's positions, or any size up to 2^26 floats (256 MB) per sample.
+  const bool halo_affordable =
+      staged_positions <= 4 * input_positions ||
+      staged_positions * padded_channels <= (int64_t{1} << 26);
+  // The staging pass's grid: 32 staged positions x 16 or 32 channels per block.
+  return halo_affordable && staged_positions < kMaxInt && padded_channels < kMaxGridY * 16 &&
          positions_per_sample < kMaxInt / 2 && rows / 64 * phases < kMaxInt &&
          args.groups <= kMaxGridY && column_blocks <= kMaxGridY &&
          args.in_channels_per_group() < kMaxInt / 2 && cout_g < kMaxInt / 2;

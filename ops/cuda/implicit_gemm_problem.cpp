@@ -1,8 +1,50 @@
 #include "ops/cuda/implicit_gemm_problem.h"
 
+#include <c10/util/Exception.h>
+
+#include <algorithm>
 #include <vector>
 
+#include "ops/cuda/phase_plan.h"
+
 namespace ct3d::cuda {
+namespace {
+
+// The residue's taps as a progression; checks that they are one.
+ResidueParams residue_params(const PhaseDimPlan& plan) {
+  ResidueParams residue{};
+  residue.taps = static_cast<int>(plan.taps.size());
+  residue.positions = static_cast<int>(plan.positions);
+  if (residue.taps == 0) return residue;
+  residue.first_tap = plan.taps[0];
+  residue.first_shift = static_cast<int>(plan.input_shift[0]);
+  if (residue.taps > 1) {
+    residue.tap_step = plan.taps[1] - plan.taps[0];
+    residue.shift_step = static_cast<int>(plan.input_shift[1] - plan.input_shift[0]);
+  }
+  for (int t = 0; t < residue.taps; ++t) {
+    TORCH_INTERNAL_ASSERT(plan.taps[t] == residue.first_tap + t * residue.tap_step &&
+                          plan.input_shift[t] == residue.first_shift + t * residue.shift_step);
+  }
+  return residue;
+}
+
+}  // namespace
+
+StagedExtent staged_halo(int64_t input_extent, int64_t output_extent, int64_t kernel,
+                         int64_t stride, int64_t padding, int64_t dilation) {
+  const std::vector<PhaseDimPlan> plans =
+      plan_phases(input_extent, output_extent, kernel, stride, padding, dilation);
+  const int64_t max_positions = plans[0].positions;
+  StagedExtent halo;
+  for (const PhaseDimPlan& plan : plans) {
+    for (const int64_t shift : plan.input_shift) {
+      halo.low = std::max(halo.low, -shift);
+      halo.high = std::max(halo.high, max_positions - 1 + shift - (input_extent - 1));
+    }
+  }
+  return halo;
+}
 
 PhaseProblem make_phase_problem(const ConvTranspose3dArgs& args, int channel_chunk,
                                 int block_channels, const at::Tensor& output) {
@@ -20,12 +62,6 @@ PhaseProblem make_phase_problem(const ConvTranspose3dArgs& args, int channel_chu
   p.kernel_h = static_cast<int>(args.kernel_size[1]);
   p.kernel_w = static_cast<int>(args.kernel_size[2]);
   p.packed_group_stride = taps * p.cin_padded * p.cout_padded * 2;
-  // A staged position holds every group's padded channels.
-  const int64_t padded_channels = args.groups * p.cin_padded;
-  p.staged_stride[2] = padded_channels;
-  p.staged_stride[1] = in[2] * p.staged_stride[2];
-  p.staged_stride[0] = in[1] * p.staged_stride[1];
-  p.staged_batch_stride = in[0] * p.staged_stride[0];
   p.output_batch_stride = output.stride(0);
   p.output_channel_stride = output.stride(1);
   for (int i = 0; i < kSpatialDims; ++i) p.output_stride[i] = output.stride(2 + i);
@@ -33,28 +69,31 @@ PhaseProblem make_phase_problem(const ConvTranspose3dArgs& args, int channel_chu
   p.positions_per_sample = 1;
   for (int i = 0; i < kSpatialDims; ++i) {
     p.input_extent[i] = static_cast<int>(in[i]);
+    const StagedExtent halo = staged_halo(in[i], out[i], args.kernel_size[i], args.stride[i],
+                                          args.padding[i], args.dilation[i]);
+    p.halo_low[i] = static_cast<int>(halo.low);
+    p.staged_extent[i] = static_cast<int>(in[i] + halo.low + halo.high);
     DimParams& dim = p.dim[i];
     dim.stride = static_cast<int>(args.stride[i]);
     const std::vector<PhaseDimPlan> plans = plan_phases(
         in[i], out[i], args.kernel_size[i], args.stride[i], args.padding[i], args.dilation[i]);
-    for (int r = 0; r < dim.stride; ++r) {
-      ResidueParams& residue = dim.residue[r];
-      residue.taps = static_cast<int>(plans[r].taps.size());
-      residue.positions = static_cast<int>(plans[r].positions);
-      for (int t = 0; t < residue.taps; ++t) {
-        residue.kernel_tap[t] = static_cast<int8_t>(plans[r].taps[t]);
-        residue.input_shift[t] = static_cast<int16_t>(plans[r].input_shift[t]);
-      }
-    }
+    for (int r = 0; r < dim.stride; ++r) dim.residue[r] = residue_params(plans[r]);
     dim.max_positions = dim.residue[0].positions;
     p.phases *= dim.stride;
     p.positions_per_sample *= dim.max_positions;
   }
+  // A staged position holds every group's padded channels.
+  const int64_t padded_channels = args.groups * p.cin_padded;
+  p.staged_stride[2] = padded_channels;
+  p.staged_stride[1] = p.staged_extent[2] * p.staged_stride[2];
+  p.staged_stride[0] = p.staged_extent[1] * p.staged_stride[1];
+  p.staged_batch_stride = p.staged_extent[0] * p.staged_stride[0];
+  p.staged_origin = p.halo_low[0] * p.staged_stride[0] + p.halo_low[1] * p.staged_stride[1] +
+                    p.halo_low[2] * p.staged_stride[2];
   p.rows = output.size(0) * p.positions_per_sample;
   p.per_sample_divider = FastDivider(static_cast<uint32_t>(p.positions_per_sample));
   p.width_divider = FastDivider(static_cast<uint32_t>(p.dim[2].max_positions));
   p.height_divider = FastDivider(static_cast<uint32_t>(p.dim[1].max_positions));
-
   return p;
 }
 

@@ -4,10 +4,12 @@
 // GEMM view, per (folded) group and stride-phase: output channels of the group on
 // the mma's M side, phase positions (n, qd, qh, qw) on its N side ("rows" below, qw
 // fastest), reduction over (phase tap, input channel). The input is first staged
-// channels-last ([N][D][H][W][group][cin_padded]), so one position of one tap is
-// cin_padded consecutive floats: 16-byte copies, no per-channel predicate. All
-// phases share one row numbering, sized by the largest phase (residue 0); rows past
-// a smaller phase's end are masked.
+// channels-last ([N][D'][H'][W'][group][cin_padded]), so one position of one tap is
+// cin_padded consecutive floats: 16-byte copies, no per-channel predicate. D', H',
+// W' carry a zero halo wide enough that every tap of every row stays inside: the
+// gather needs no per-row validity test. All phases share one row numbering, sized
+// by the largest phase (residue 0); rows past a smaller phase's end are computed
+// (from the halo) and not stored.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -16,7 +18,6 @@
 
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/fast_divider.h"
-#include "ops/cuda/phase_plan.h"
 
 namespace ct3d::cuda {
 
@@ -24,17 +25,25 @@ namespace ct3d::cuda {
 // fast path.
 constexpr int kMaxResidues = 8;
 
+// The taps of one residue of one dimension, an arithmetic progression (phase_plan.h):
+// phase tap t is kernel tap first_tap + t * tap_step and reads input index
+// q + first_shift + t * shift_step.
 struct ResidueParams {
-  int taps;                            // kernel taps landing on this residue
-  int positions;                       // phase indices q in [0, positions)
-  int8_t kernel_tap[kMaxPhaseTaps];    // which kernel tap each phase tap is
-  int16_t input_shift[kMaxPhaseTaps];  // input index = q + input_shift
+  int taps;
+  int positions;  // phase indices q in [0, positions)
+  int first_tap, tap_step;
+  int first_shift, shift_step;
 };
 
 struct DimParams {
   int stride;         // = number of residues
   int max_positions;  // positions of residue 0, the largest
   ResidueParams residue[kMaxResidues];
+};
+
+// Zero halo of one staged dimension: staged index = input index + low.
+struct StagedExtent {
+  int64_t low = 0, high = 0;
 };
 
 struct PhaseProblem {
@@ -46,8 +55,11 @@ struct PhaseProblem {
   FastDivider per_sample_divider, width_divider, height_divider;
   int64_t rows;  // batch * positions_per_sample
   int input_extent[3];
+  int halo_low[3];     // staged index = input index + halo_low
+  int staged_extent[3];  // input extent plus both halos
   // Staged input, in floats: one spatial position holds groups * cin_padded values.
   int64_t staged_batch_stride, staged_stride[3];
+  int64_t staged_origin;  // offset of input position (0, 0, 0) in a staged sample
   int64_t output_batch_stride, output_channel_stride, output_stride[3];
   int cin_per_group, cout_per_group;
   // Channels per group rounded up to the pipeline's k-chunk; the padding is zero in
@@ -61,6 +73,11 @@ struct PhaseProblem {
 inline int64_t round_up(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
+
+// The zero halo one dimension needs so that rows q < max_positions of every residue
+// read inside the staged input at every one of their taps.
+StagedExtent staged_halo(int64_t input_extent, int64_t output_extent, int64_t kernel,
+                         int64_t stride, int64_t padding, int64_t dilation);
 
 // The problem of one launch (host code): args with its groups already folded,
 // input channels padded to channel_chunk, output channels to block_channels, and

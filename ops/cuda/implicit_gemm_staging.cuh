@@ -5,49 +5,81 @@
 
 #include <cstdint>
 
+#include "ops/cuda/fast_divider.h"
 #include "ops/cuda/ptx_helpers.cuh"
 
 namespace ct3d::cuda {
 
-constexpr int kStagingTile = 32;  // a 32 x 32 (channel x position) transpose tile
-constexpr int kStagingRows = 8;   // threads per tile column
-constexpr int kStagedChunk = 16;  // input channels per TF32-split chunk
+constexpr int kStagingPositions = 32;  // staged positions of one transpose tile
+constexpr int kStagingRows = 8;        // threads per tile column
+constexpr int kStagedChunk = 16;       // input channels per TF32-split chunk
 
-// input (N, groups * cin_per_group, positions) -> staged (N, positions, groups,
-// cin_padded): channels-last, zero in each group's padding channels. Reads are
-// coalesced along positions, writes along channels, through a shared-memory tile.
-// Grid: (position tiles, padded-channel tiles, batch). With `nonfinite` set, any
-// NaN or Inf read sets it to 1.
+// What the staging pass reads and writes, per sample.
+struct StagingShape {
+  int64_t input_positions;   // D * H * W
+  int64_t staged_positions;  // D' * H' * W', halos included
+  int input_extent[3];
+  int halo_low[3];
+  FastDivider staged_width, staged_height;  // by W' and H'
+  int cin_per_group, cin_padded;
+  int padded_channels;  // groups * cin_padded
+};
+
+// input (N, groups * cin_per_group, D, H, W) -> staged (N, D', H', W', groups,
+// cin_padded): channels-last, zero in the halo and in each group's padding
+// channels. A block transposes kStagingPositions consecutive staged positions x
+// kTileChannels channels through shared memory: the reads run along W, the writes
+// along the channels. Grid: (position tiles, channel tiles, batch). With
+// `nonfinite` set, any NaN or Inf read sets it to 1.
+template <int kTileChannels>
 __global__ void stage_input_channels_last_kernel(const float* __restrict__ input,
-                                                 float* __restrict__ staged, int64_t positions,
-                                                 int cin_per_group, int cin_padded,
-                                                 int padded_channels, int* nonfinite) {
-  __shared__ float tile[kStagingTile][kStagingTile + 1];
+                                                 float* __restrict__ staged,
+                                                 const StagingShape s, int* nonfinite) {
+  __shared__ float tile[kTileChannels][kStagingPositions + 1];
   const int64_t n = blockIdx.z;
-  const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kStagingTile;
-  const int channel0 = blockIdx.y * kStagingTile;
-  const int groups = padded_channels / cin_padded;
-  const float* sample = input + n * groups * cin_per_group * positions;
+  const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kStagingPositions;
+  const int channel0 = blockIdx.y * kTileChannels;
+  const float* sample = input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group *
+                                    s.input_positions;
+
+  // This thread's staged position, and where it sits in the input (-1: halo).
+  int64_t input_offset = -1;
+  const int64_t position = position0 + threadIdx.x;
+  if (position < s.staged_positions) {
+    const uint32_t staged_position = static_cast<uint32_t>(position);
+    const uint32_t line = s.staged_width.divide(staged_position);
+    const int w = static_cast<int>(staged_position - line * s.staged_width.divisor) - s.halo_low[2];
+    const uint32_t plane = s.staged_height.divide(line);
+    const int h = static_cast<int>(line - plane * s.staged_height.divisor) - s.halo_low[1];
+    const int d = static_cast<int>(plane) - s.halo_low[0];
+    if (d >= 0 && d < s.input_extent[0] && h >= 0 && h < s.input_extent[1] && w >= 0 &&
+        w < s.input_extent[2]) {
+      input_offset = (static_cast<int64_t>(d) * s.input_extent[1] + h) * s.input_extent[2] + w;
+    }
+  }
 #pragma unroll
-  for (int i = threadIdx.y; i < kStagingTile; i += kStagingRows) {
+  for (int i = threadIdx.y; i < kTileChannels; i += kStagingRows) {
     const int padded_channel = channel0 + i;
-    const int group = padded_channel / cin_padded;
-    const int channel = padded_channel - group * cin_padded;
-    const int64_t position = position0 + threadIdx.x;
+    const int group = padded_channel / s.cin_padded;
+    const int channel = padded_channel - group * s.cin_padded;
     float value = 0.f;
-    if (padded_channel < padded_channels && channel < cin_per_group && position < positions) {
-      value = sample[(group * cin_per_group + channel) * positions + position];
+    if (input_offset >= 0 && padded_channel < s.padded_channels && channel < s.cin_per_group) {
+      value = sample[(group * s.cin_per_group + channel) * s.input_positions + input_offset];
       if (nonfinite != nullptr && !isfinite(value)) *nonfinite = 1;
     }
     tile[i][threadIdx.x] = value;
   }
   __syncthreads();
-  const int padded_channel = channel0 + threadIdx.x;
+  constexpr int kThreads = kStagingPositions * kStagingRows;
+  const int thread = threadIdx.y * kStagingPositions + threadIdx.x;
 #pragma unroll
-  for (int i = threadIdx.y; i < kStagingTile; i += kStagingRows) {
-    const int64_t position = position0 + i;
-    if (position < positions && padded_channel < padded_channels) {
-      staged[(n * positions + position) * padded_channels + padded_channel] = tile[threadIdx.x][i];
+  for (int k = thread; k < kTileChannels * kStagingPositions; k += kThreads) {
+    const int c = k % kTileChannels;
+    const int i = k / kTileChannels;
+    const int64_t staged_position = position0 + i;
+    if (staged_position < s.staged_positions && channel0 + c < s.padded_channels) {
+      staged[(n * s.staged_positions + staged_position) * s.padded_channels + channel0 + c] =
+          tile[c][i];
     }
   }
 }

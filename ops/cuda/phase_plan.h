@@ -13,11 +13,6 @@
 
 namespace ct3d {
 
-// The most taps a phase may have along one dimension: the implicit GEMM stores the
-// taps of each dimension in fixed arrays of this size (and all three dimensions'
-// validity bits in one 64-bit mask per row).
-constexpr int kMaxPhaseTaps = 32;
-
 struct PhaseDimPlan {
   int64_t residue = 0;               // output index = phase index * stride + residue
   int64_t positions = 0;             // phase indices q in [0, positions)
@@ -26,7 +21,10 @@ struct PhaseDimPlan {
 };
 
 // Every phase of one dimension, residue 0 .. stride - 1, including empty ones.
-// Taps that cannot reach the input for any q are dropped.
+// Taps that cannot reach the input for any q are dropped. A phase's taps are an
+// arithmetic progression: the k solving (r + padding - k * dilation) = 0 mod stride
+// step by stride / gcd(stride, dilation), their shifts by -dilation / gcd, and the
+// dropped ones lie at either end.
 std::vector<PhaseDimPlan> plan_phases(int64_t input_extent, int64_t output_extent, int64_t kernel,
                                       int64_t stride, int64_t padding, int64_t dilation);
 

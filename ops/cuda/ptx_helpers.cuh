@@ -10,12 +10,10 @@ __device__ __forceinline__ uint32_t shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
 
-// Copies 16 bytes, or writes 16 zero bytes without reading when src_bytes is 0: the
-// zero padding of a convolution costs no memory traffic. Cached in L1 (.ca),
-// because neighbouring taps re-read the same input rows.
-__device__ __forceinline__ void cp_async_16_or_zero(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(src_bytes));
+// Copies 16 bytes, cached in L1 (.ca): neighbouring taps re-read the same input
+// rows.
+__device__ __forceinline__ void cp_async_16_cached(uint32_t dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
 
 // Copies 16 bytes, bypassing L1 (.cg): each weight tile is read once per block.
