@@ -19,7 +19,6 @@
 namespace ct3d::cuda {
 
 constexpr int kBlockK = 16;                    // input channels of one tap per pipeline stage
-constexpr int kStages = 3;                     // cp.async pipeline depth
 constexpr int kRowFloats = kBlockK;            // a row of one stage: 16 channels
 constexpr int kChunksPerRow = kRowFloats / 4;  // 16-byte chunks in a row
 // Packed weights of one stage and one 16-channel tile: {hi, lo} x 2 k-steps x 32
@@ -29,8 +28,9 @@ constexpr int kWeightTileFloats = 2 * 2 * 32 * 4;
 // A block is kWarps warps side by side along the positions; each warp owns
 // kMTiles x kNTiles mma tiles (16 channels x 8 positions), so a block covers all
 // kMTiles*16 channels of its positions and the input tile is loaded exactly once.
-template <int kWarps, int kMTilesPerWarp, int kNTilesPerWarp>
+template <int kWarps, int kMTilesPerWarp, int kNTilesPerWarp, int kPipelineStages>
 struct TileConfig {
+  static constexpr int kStages = kPipelineStages;  // cp.async pipeline depth
   static constexpr int kMTiles = kMTilesPerWarp;
   static constexpr int kNTiles = kNTilesPerWarp;
   static constexpr int kThreads = kWarps * 32;
@@ -131,6 +131,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   constexpr int kRows = Cfg::kRowsPerThread;
   constexpr int kMTiles = Cfg::kMTiles;
   constexpr int kNTiles = Cfg::kNTiles;
+  constexpr int kStages = Cfg::kStages;
 
   const int tid = threadIdx.x;
   const int group = blockIdx.z;

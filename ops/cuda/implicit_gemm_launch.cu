@@ -20,6 +20,7 @@ namespace {
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxGridY = 65535;
 constexpr int64_t kMaxShift = 32767;
+constexpr int kWideStages = 3;
 
 // 16-channel tiles a block covers: all of a group's output channels up to 64, so
 // the input gathered into shared memory is used by every channel it feeds. Wider
@@ -73,25 +74,19 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
   shape.cin_per_group = p.cin_per_group;
   shape.cin_padded = p.cin_padded;
   shape.padded_channels = static_cast<int>(groups * p.cin_padded);
+  const int last_tile = shape.padded_channels % kStagingChannels;
+  shape.last_tile_channels = FastDivider(last_tile == 0 ? kStagingChannels : last_tile);
   at::Tensor staged = at::empty({batch * p.staged_batch_stride}, input.options());
-  // 16-channel tiles where 32 would leave half a tile idle (48 channels).
-  const int tile_channels = shape.padded_channels % 32 == 0 ? 32 : 16;
-  const dim3 staging_block(kStagingPositions, kStagingRows);
+  const dim3 staging_block(32, kStagingRows);
   constexpr int64_t kMaxGridZ = 65535;
   for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
     const dim3 staging_grid(
         static_cast<unsigned>((shape.staged_positions + kStagingPositions - 1) / kStagingPositions),
-        static_cast<unsigned>((shape.padded_channels + tile_channels - 1) / tile_channels),
+        static_cast<unsigned>((shape.padded_channels + kStagingChannels - 1) / kStagingChannels),
         static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
-    const float* input_part = input.const_data_ptr<float>() + n0 * args.in_channels * shape.input_positions;
-    float* staged_part = staged.mutable_data_ptr<float>() + n0 * p.staged_batch_stride;
-    if (tile_channels == 32) {
-      stage_input_channels_last_kernel<32>
-          <<<staging_grid, staging_block, 0, stream>>>(input_part, staged_part, shape, nonfinite);
-    } else {
-      stage_input_channels_last_kernel<16>
-          <<<staging_grid, staging_block, 0, stream>>>(input_part, staged_part, shape, nonfinite);
-    }
+    stage_input_channels_last_kernel<<<staging_grid, staging_block, 0, stream>>>(
+        input.const_data_ptr<float>() + n0 * args.in_channels * shape.input_positions,
+        staged.mutable_data_ptr<float>() + n0 * p.staged_batch_stride, shape, nonfinite);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 
@@ -151,8 +146,9 @@ bool implicit_gemm_supports(const ConvTranspose3dArgs& args, const at::Tensor& i
   const bool halo_affordable =
       staged_positions <= 4 * input_positions ||
       staged_positions * padded_channels <= (int64_t{1} << 26);
-  // The staging pass's grid: 32 staged positions x 16 or 32 channels per block.
-  return halo_affordable && staged_positions < kMaxInt && padded_channels < kMaxGridY * 16 &&
+  // The staging pass's grid: 64 staged positions x 64 channels per block.
+  return halo_affordable && staged_positions < kMaxInt &&
+         padded_channels < kMaxGridY * kStagingChannels &&
          positions_per_sample < kMaxInt / 2 && rows / 64 * phases < kMaxInt &&
          args.groups <= kMaxGridY && column_blocks <= kMaxGridY &&
          args.in_channels_per_group() < kMaxInt / 2 && cout_g < kMaxInt / 2;
@@ -179,19 +175,19 @@ void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, cons
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
   switch (channel_tiles_for(folded.out_channels_per_group())) {
     case 1:
-      launch_all_phases<TileConfig<4, 1, 8>>(folded, fold, flag, input, weight, bias, output,
+      launch_all_phases<TileConfig<4, 1, 8, 3>>(folded, fold, flag, input, weight, bias, output,
                                              stream);
       break;
     case 2:
-      launch_all_phases<TileConfig<4, 2, 8>>(folded, fold, flag, input, weight, bias, output,
+      launch_all_phases<TileConfig<4, 2, 8, 3>>(folded, fold, flag, input, weight, bias, output,
                                              stream);
       break;
     case 3:
-      launch_all_phases<TileConfig<4, 3, 4>>(folded, fold, flag, input, weight, bias, output,
+      launch_all_phases<TileConfig<4, 3, 4, kWideStages>>(folded, fold, flag, input, weight, bias, output,
                                              stream);
       break;
     default:
-      launch_all_phases<TileConfig<4, 4, 4>>(folded, fold, flag, input, weight, bias, output,
+      launch_all_phases<TileConfig<4, 4, 4, kWideStages>>(folded, fold, flag, input, weight, bias, output,
                                              stream);
       break;
   }

@@ -10,8 +10,9 @@
 
 namespace ct3d::cuda {
 
-constexpr int kStagingPositions = 32;  // staged positions of one transpose tile
-constexpr int kStagingRows = 8;        // threads per tile column
+constexpr int kStagingPositions = 64;  // staged positions of one transpose tile
+constexpr int kStagingChannels = 64;   // most channels of one tile
+constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 threads)
 constexpr int kStagedChunk = 16;       // input channels per TF32-split chunk
 
 // What the staging pass reads and writes, per sample.
@@ -23,29 +24,36 @@ struct StagingShape {
   FastDivider staged_width, staged_height;  // by W' and H'
   int cin_per_group, cin_padded;
   int padded_channels;  // groups * cin_padded
+  FastDivider last_tile_channels;  // by the channels of the last channel tile
 };
 
 // input (N, groups * cin_per_group, D, H, W) -> staged (N, D', H', W', groups,
 // cin_padded): channels-last, zero in the halo and in each group's padding
-// channels. A block transposes kStagingPositions consecutive staged positions x
-// kTileChannels channels through shared memory: the reads run along W, the writes
-// along the channels. Grid: (position tiles, channel tiles, batch). With
-// `nonfinite` set, any NaN or Inf read sets it to 1.
-template <int kTileChannels>
-__global__ void stage_input_channels_last_kernel(const float* __restrict__ input,
-                                                 float* __restrict__ staged,
-                                                 const StagingShape s, int* nonfinite) {
-  __shared__ float tile[kTileChannels][kStagingPositions + 1];
+// channels. A block transposes kStagingPositions consecutive staged positions x up
+// to kStagingChannels channels through shared memory: the reads run along W (each
+// thread 2 positions x up to 8 channels, all loads in flight together), the writes
+// along the channels (with all channels in one tile, the block's staged rows are one
+// contiguous run). Grid: (position tiles, channel tiles, batch). With `nonfinite`
+// set, any NaN or Inf read sets it to 1.
+__global__ void __launch_bounds__(32 * kStagingRows)
+    stage_input_channels_last_kernel(const float* __restrict__ input, float* __restrict__ staged,
+                                     const StagingShape s, int* nonfinite) {
+  __shared__ float tile[kStagingChannels][kStagingPositions + 1];
+  constexpr int kPositionsPerThread = kStagingPositions / 32;
   const int64_t n = blockIdx.z;
   const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kStagingPositions;
-  const int channel0 = blockIdx.y * kTileChannels;
+  const int channel0 = blockIdx.y * kStagingChannels;
+  const int channels = min(kStagingChannels, s.padded_channels - channel0);
   const float* sample = input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group *
                                     s.input_positions;
 
-  // This thread's staged position, and where it sits in the input (-1: halo).
-  int64_t input_offset = -1;
-  const int64_t position = position0 + threadIdx.x;
-  if (position < s.staged_positions) {
+  // Where this thread's staged positions sit in the input (-1: halo or past the end).
+  int64_t input_offset[kPositionsPerThread];
+#pragma unroll
+  for (int j = 0; j < kPositionsPerThread; ++j) {
+    input_offset[j] = -1;
+    const int64_t position = position0 + threadIdx.x + 32 * j;
+    if (position >= s.staged_positions) continue;
     const uint32_t staged_position = static_cast<uint32_t>(position);
     const uint32_t line = s.staged_width.divide(staged_position);
     const int w = static_cast<int>(staged_position - line * s.staged_width.divisor) - s.halo_low[2];
@@ -54,33 +62,39 @@ __global__ void stage_input_channels_last_kernel(const float* __restrict__ input
     const int d = static_cast<int>(plane) - s.halo_low[0];
     if (d >= 0 && d < s.input_extent[0] && h >= 0 && h < s.input_extent[1] && w >= 0 &&
         w < s.input_extent[2]) {
-      input_offset = (static_cast<int64_t>(d) * s.input_extent[1] + h) * s.input_extent[2] + w;
+      input_offset[j] = (static_cast<int64_t>(d) * s.input_extent[1] + h) * s.input_extent[2] + w;
     }
   }
 #pragma unroll
-  for (int i = threadIdx.y; i < kTileChannels; i += kStagingRows) {
+  for (int i0 = 0; i0 < kStagingChannels; i0 += kStagingRows) {
+    const int i = i0 + threadIdx.y;
+    if (i >= channels) break;
     const int padded_channel = channel0 + i;
     const int group = padded_channel / s.cin_padded;
     const int channel = padded_channel - group * s.cin_padded;
-    float value = 0.f;
-    if (input_offset >= 0 && padded_channel < s.padded_channels && channel < s.cin_per_group) {
-      value = sample[(group * s.cin_per_group + channel) * s.input_positions + input_offset];
-      if (nonfinite != nullptr && !isfinite(value)) *nonfinite = 1;
+    const float* plane = sample + (group * s.cin_per_group + channel) * s.input_positions;
+#pragma unroll
+    for (int j = 0; j < kPositionsPerThread; ++j) {
+      float value = 0.f;
+      if (input_offset[j] >= 0 && channel < s.cin_per_group) {
+        value = plane[input_offset[j]];
+        if (nonfinite != nullptr && !isfinite(value)) *nonfinite = 1;
+      }
+      tile[i][threadIdx.x + 32 * j] = value;
     }
-    tile[i][threadIdx.x] = value;
   }
   __syncthreads();
-  constexpr int kThreads = kStagingPositions * kStagingRows;
-  const int thread = threadIdx.y * kStagingPositions + threadIdx.x;
-#pragma unroll
-  for (int k = thread; k < kTileChannels * kStagingPositions; k += kThreads) {
-    const int c = k % kTileChannels;
-    const int i = k / kTileChannels;
-    const int64_t staged_position = position0 + i;
-    if (staged_position < s.staged_positions && channel0 + c < s.padded_channels) {
-      staged[(n * s.staged_positions + staged_position) * s.padded_channels + channel0 + c] =
-          tile[c][i];
-    }
+  constexpr int kThreads = 32 * kStagingRows;
+  const int thread = threadIdx.y * 32 + threadIdx.x;
+  const int64_t remaining = s.staged_positions - position0;
+  const int positions = remaining < kStagingPositions ? static_cast<int>(remaining) : kStagingPositions;
+  float* destination = staged + (n * s.staged_positions + position0) * s.padded_channels + channel0;
+  for (int k = thread; k < channels * positions; k += kThreads) {
+    const int i = channels == kStagingChannels
+                      ? k / kStagingChannels
+                      : static_cast<int>(s.last_tile_channels.divide(static_cast<uint32_t>(k)));
+    const int c = k - i * channels;
+    destination[static_cast<int64_t>(i) * s.padded_channels + c] = tile[c][i];
   }
 }
 
