@@ -96,6 +96,26 @@ def test_kernelbench_shapes_scaled_down():
         assert relative_error(out, ref) <= FLOAT32_BAR, problem.label
 
 
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last_3d])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_outputs_no_tap_reaches_are_the_bias(memory_format, with_bias):
+    # Stride 2 with dilation 2, and stride 3 over a kernel of 2: some output phases get
+    # no tap at all; the op fills them with the bias and runs the GEMM on the rest.
+    # The depth index no tap reaches: 0 in the first case, 1 in the second.
+    for stride, dilation, kernel, empty_depth in (([2, 2, 2], [2, 2, 2], 3, 0),
+                                                  ([3, 1, 3], [1, 1, 1], 2, 1)):
+        case = dict(stride=stride, padding=[1], output_padding=[0], groups=1, dilation=dilation)
+        x = torch.randn(2, 12, 5, 6, 7, device="cuda").to(memory_format=memory_format)
+        w = torch.randn(12, 20, kernel, kernel, kernel, device="cuda")
+        b = torch.randn(20, device="cuda") if with_bias else None
+        out = run_op(x, w, b, case)
+        ref = reference(x, w, b, case)
+        assert relative_error(out, ref) <= FLOAT32_BAR
+        uncovered = out[:, :, empty_depth]
+        expected = b.view(1, -1, 1, 1).expand_as(uncovered) if with_bias else torch.zeros_like(uncovered)
+        assert torch.equal(uncovered, expected)
+
+
 def test_non_contiguous_and_channels_last_inputs():
     x = torch.randn(2, 16, 6, 7, 8, device="cuda")
     w = torch.randn(16, 8, 3, 3, 3, device="cuda")

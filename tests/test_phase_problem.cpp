@@ -19,6 +19,7 @@ TEST_CASE("make_phase_problem describes a strided grouped call") {
   const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(args, 16, 16, out);
 
   CHECK(p.phases == 6);
+  CHECK_FALSE(p.uncovered_outputs);
   CHECK(p.cin_per_group == 6);
   CHECK(p.cout_per_group == 5);
   CHECK(p.cin_padded == 16);
@@ -60,4 +61,28 @@ TEST_CASE("make_phase_problem describes a strided grouped call") {
   CHECK(p.dim[0].residue[1].shift_step == -1);
   CHECK(p.dim[1].residue[0].taps == 3);                              // stride 1: every tap
   for (int r = 0; r < 3; ++r) CHECK(p.dim[2].residue[r].taps == 1);  // stride 3 = kernel
+}
+
+TEST_CASE("make_phase_problem launches only the phases that have taps") {
+  // Stride 2 with dilation 2 (KernelBench 77): even residues get no tap, so their
+  // outputs are the bias alone and only phase (1, 1, 1) is launched.
+  const at::Tensor x = at::zeros({1, 4, 3, 4, 5});
+  const at::Tensor w = at::zeros({4, 4, 3, 3, 3});
+  const std::vector<int64_t> stride{2}, padding{1}, output_padding{0}, dilation{2};
+  const ct3d::ConvTranspose3dArgs args = ct3d::check_conv_transpose3d_args(
+      x, w, std::nullopt, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+      c10::fromIntArrayRefSlow(output_padding), c10::SymInt(1), c10::fromIntArrayRefSlow(dilation));
+  const at::Tensor out = at::empty({1, 4, 7, 9, 11});  // (n-1)*2-2+2*2+1
+  const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(args, 16, 16, out);
+
+  CHECK(p.phases == 1);
+  CHECK(p.uncovered_outputs);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(p.dim[i].active_residues == 1);
+    CHECK(p.dim[i].active_residue[0] == 1);
+    CHECK(p.dim[i].residue[0].taps == 0);
+    CHECK(p.dim[i].residue[1].taps == 3);
+  }
+  // Rows are still numbered by residue 0, the larger one: ceil(7/2) = 4 in depth.
+  CHECK(p.dim[0].max_positions == 4);
 }

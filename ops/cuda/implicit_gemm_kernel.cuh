@@ -136,14 +136,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   const int tid = threadIdx.x;
   const int group = blockIdx.z;
   const int channel0 = blockIdx.y * Cfg::kBlockChannels;
-  // The phase varies fastest across blocks, width residue first: blocks that run
+  // The (active) phase varies fastest across blocks, width residue first: blocks that run
   // together write the interleaved halves of the same output lines, which then
   // meet in L2 instead of reaching memory as partial sectors.
   const int phase = static_cast<int>(blockIdx.x % p.phases);
   const int64_t block_row0 = static_cast<int64_t>(blockIdx.x / p.phases) * Cfg::kBlockPositions;
-  const int residue_w = phase % p.dim[2].stride;
-  const int residue_h = (phase / p.dim[2].stride) % p.dim[1].stride;
-  const int residue_d = phase / (p.dim[2].stride * p.dim[1].stride);
+  const int active_w = p.dim[2].active_residues, active_h = p.dim[1].active_residues;
+  const int residue_w = p.dim[2].active_residue[phase % active_w];
+  const int residue_h = p.dim[1].active_residue[(phase / active_w) % active_h];
+  const int residue_d = p.dim[0].active_residue[phase / (active_w * active_h)];
   const ResidueParams res_d = p.dim[0].residue[residue_d];
   const ResidueParams res_h = p.dim[1].residue[residue_h];
   const ResidueParams res_w = p.dim[2].residue[residue_w];

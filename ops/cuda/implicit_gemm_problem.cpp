@@ -77,9 +77,17 @@ PhaseProblem make_phase_problem(const ConvTranspose3dArgs& args, int channel_chu
     dim.stride = static_cast<int>(args.stride[i]);
     const std::vector<PhaseDimPlan> plans = plan_phases(
         in[i], out[i], args.kernel_size[i], args.stride[i], args.padding[i], args.dilation[i]);
-    for (int r = 0; r < dim.stride; ++r) dim.residue[r] = residue_params(plans[r]);
+    for (int r = 0; r < dim.stride; ++r) {
+      const ResidueParams residue = residue_params(plans[r]);
+      dim.residue[r] = residue;
+      if (residue.taps > 0 && residue.positions > 0) {
+        dim.active_residue[dim.active_residues++] = static_cast<int8_t>(r);
+      } else if (residue.positions > 0) {
+        p.uncovered_outputs = true;
+      }
+    }
     dim.max_positions = dim.residue[0].positions;
-    p.phases *= dim.stride;
+    p.phases *= dim.active_residues;
     p.positions_per_sample *= dim.max_positions;
   }
   // A staged position holds every group's padded channels.

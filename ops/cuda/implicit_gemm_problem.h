@@ -38,6 +38,10 @@ struct ResidueParams {
 struct DimParams {
   int stride;         // = number of residues
   int max_positions;  // positions of residue 0, the largest
+  // Residues that have both taps and positions, ascending: only their phases are
+  // launched.
+  int active_residues;
+  int8_t active_residue[kMaxResidues];
   ResidueParams residue[kMaxResidues];
 };
 
@@ -47,8 +51,12 @@ struct StagedExtent {
 };
 
 struct PhaseProblem {
-  DimParams dim[3];          // depth, height, width
-  int phases;                // stride_d * stride_h * stride_w
+  DimParams dim[3];  // depth, height, width
+  // Phases launched: the product of the active residues. A residue with positions
+  // but no taps (e.g. dilation 2 with stride 2: every other residue) leaves outputs
+  // that are bias alone; uncovered_outputs says the launch must fill them first.
+  int phases;
+  bool uncovered_outputs;
   int positions_per_sample;  // product of max_positions
   // Row decoding: by positions_per_sample, and by the width and height
   // max_positions.
