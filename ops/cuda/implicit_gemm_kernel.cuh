@@ -1,54 +1,44 @@
 // Device code of the float32 implicit GEMM: a cp.async multi-stage pipeline that
 // gathers channels-last input rows and packed, TF32-split weight fragments into
-// shared memory with 16-byte copies, and 3xTF32 tensor-core products (hi*hi +
-// hi*lo + lo*hi, float32 accumulation) that keep float32 accuracy at tensor-core
-// speed.
-//
-// The mma's M side is output channels (A = weights) and its N side is output
-// positions (B = input): a B fragment is two channels of one position, which the
-// staged layout keeps adjacent, and an A fragment is packed in the mma's register
-// order. So every fragment is one 16-byte shared-memory load, straight into the
-// registers the mma reads. The input is split into TF32 hi and lo in registers:
-// splitting it in the staging pass doubled the bytes each stage moves from L2,
-// and that traffic, not the split, was the limit (2x slower).
+// shared memory with 16-byte copies, 3xTF32 tensor-core products by warp tiles
+// (implicit_gemm_warp_tiles.cuh), and an epilogue that stores whole phase-line
+// segments. The input is split into TF32 hi and lo in registers: splitting it in
+// the staging pass doubled the bytes each stage moves from L2, and that traffic,
+// not the split, was the limit (2x slower).
 #pragma once
 
+#include "ops/cuda/implicit_gemm_layout.cuh"
 #include "ops/cuda/implicit_gemm_problem.h"
+#include "ops/cuda/implicit_gemm_warp_tiles.cuh"
 #include "ops/cuda/ptx_helpers.cuh"
 
 namespace ct3d::cuda {
 
-constexpr int kBlockK = 16;                    // input channels of one tap per pipeline stage
-constexpr int kRowFloats = kBlockK;            // a row of one stage: 16 channels
-constexpr int kChunksPerRow = kRowFloats / 4;  // 16-byte chunks in a row
-// Packed weights of one stage and one 16-channel tile: {hi, lo} x 2 k-steps x 32
-// lanes x 4 registers.
-constexpr int kWeightTileFloats = 2 * 2 * 32 * 4;
-
-// A block is kWarps warps side by side along the positions; each warp owns
-// kMTiles x kNTiles mma tiles (16 channels x 8 positions), so a block covers all
-// kMTiles*16 channels of its positions and the input tile is loaded exactly once.
-template <int kWarps, int kMTilesPerWarp, int kNTilesPerWarp, int kPipelineStages>
+// A block is kWarpsAlongPositions x kWarpsAlongChannels warps, each a WarpTile
+// (ChannelsOnM or PositionsOnM). The block covers all channels of its positions up
+// to kBlockChannels, so the input tile is loaded exactly once; splitting the
+// channels over warps makes each warp read fewer weights per position.
+template <int kWarpsAlongPositions, int kWarpsAlongChannels, class WarpTileType,
+          int kPipelineStages>
 struct TileConfig {
+  using WarpTile = WarpTileType;
   static constexpr int kStages = kPipelineStages;  // cp.async pipeline depth
-  static constexpr int kMTiles = kMTilesPerWarp;
-  static constexpr int kNTiles = kNTilesPerWarp;
+  static constexpr int kWarps = kWarpsAlongPositions * kWarpsAlongChannels;
+  static constexpr int kChannelWarps = kWarpsAlongChannels;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBlockChannels = kMTiles * 16;
-  static constexpr int kBlockPositions = kWarps * kNTiles * 8;
+  static constexpr int kWarpChannels = WarpTile::kChannels;
+  static constexpr int kBlockChannels = kWarpsAlongChannels * kWarpChannels;
+  static constexpr int kWarpPositions = WarpTile::kPositions;
+  static constexpr int kBlockPositions = kWarpsAlongPositions * kWarpPositions;
   // Four consecutive lanes copy the four chunks of one row, so a warp's copy
   // reads 8 whole 64-byte row segments (one row per lane took ~7x more L1
   // wavefronts); a thread therefore gathers 4x as many rows, one chunk each.
   static constexpr int kRowsPerThread = kBlockPositions * kChunksPerRow / kThreads;
   static constexpr int kRowStep = kThreads / kChunksPerRow;
   static constexpr int kTileInputFloats = kBlockPositions * kRowFloats;
-  static constexpr int kTileWeightFloats = kMTiles * kWeightTileFloats;
+  static constexpr int kTileWeightFloats = kBlockChannels * kWeightFloatsPerChannel;
   static constexpr int kStageFloats = kTileInputFloats + kTileWeightFloats;
-  // The epilogue parks each warp's tile as [channel][position]; a pitch of 8
-  // (mod 32) words makes the fragment writes (float2, half a warp at a time)
-  // conflict-free.
-  static constexpr int kEpiloguePitch = kNTiles * 8 + 8;
-  static constexpr int kEpilogueFloats = kWarps * kBlockChannels * kEpiloguePitch;
+  static constexpr int kEpilogueFloats = kWarps * kWarpChannels * WarpTile::kPitch;
   static constexpr int kPipelineFloats = kStages * kStageFloats;
   static constexpr int kSharedBytes =
       4 * (kPipelineFloats > kEpilogueFloats ? kPipelineFloats : kEpilogueFloats);
@@ -56,30 +46,18 @@ struct TileConfig {
   // as many as shared memory allows, up to 12 warps (more would cap registers
   // below the accumulators' needs).
   static constexpr int kBlocksByShared = 227 * 1024 / (kSharedBytes + 1024);
+#ifdef CT3D_MT1_4BLOCKS
+  static constexpr int kBlocksByWarps = (kBlockChannels == 16 ? 16 : 12) / kWarps;
+#else
   static constexpr int kBlocksByWarps = 12 / kWarps;
+#endif
   static constexpr int kMinBlocksPerSM = kBlocksByShared < kBlocksByWarps
                                              ? (kBlocksByShared < 1 ? 1 : kBlocksByShared)
                                              : kBlocksByWarps;
   static_assert(kBlockPositions % kRowStep == 0, "every thread copies the same rows");
-  static_assert(kNTiles * 8 % 32 == 0, "the epilogue stores 32 positions per lane sweep");
+  static_assert(kWarpPositions % 32 == 0, "the epilogue stores 32 positions per lane sweep");
+  static_assert(kRowStep % 8 == 0, "rows r * kRowStep apart share their swizzle");
 };
-
-// Offset of 16-byte chunk `chunk` of row `row` in an input tile. The chunk index
-// is XOR-swizzled with bits 1-2 of the row: 8 consecutive rows copying the same
-// chunk, and 2 consecutive rows loading 4 chunks as fragments, both cover all 32
-// banks.
-__device__ __forceinline__ int row_chunk_offset(int row, int chunk) {
-  return row * kRowFloats + ((chunk ^ ((row >> 1) & 3)) << 2);
-}
-
-// x = hi + lo, hi the TF32 value nearest x (ties away from zero, by adding half a
-// TF32 unit to the magnitude bits), lo the exact float32 remainder, of which the
-// tensor core reads the TF32 bits. Two integer ops and a FADD: cvt.rna.tf32
-// compiles to five instructions here.
-__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
-  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi));
-}
 
 // Phase coordinates of a GEMM row (qw fastest).
 struct PhasePosition {
@@ -114,13 +92,6 @@ __device__ __forceinline__ PhasePosition decode_row(const PhaseProblem& p, RowOr
   return pos;
 }
 
-__device__ __forceinline__ void as_registers(const float4& v, uint32_t (&r)[4]) {
-  r[0] = __float_as_uint(v.x);
-  r[1] = __float_as_uint(v.y);
-  r[2] = __float_as_uint(v.z);
-  r[3] = __float_as_uint(v.w);
-}
-
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     implicit_gemm_phase_kernel(const __grid_constant__ PhaseProblem p,
@@ -129,8 +100,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
                                const float* __restrict__ bias, float* __restrict__ output) {
   extern __shared__ __align__(16) float shared[];
   constexpr int kRows = Cfg::kRowsPerThread;
-  constexpr int kMTiles = Cfg::kMTiles;
-  constexpr int kNTiles = Cfg::kNTiles;
   constexpr int kStages = Cfg::kStages;
 
   const int tid = threadIdx.x;
@@ -175,8 +144,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   // adds one of four precomputed steps to the input offset and to the weights'.
   const int chunks_per_tap = p.cin_padded / kBlockK;
   const int total_stages = res_d.taps * res_h.taps * res_w.taps * chunks_per_tap;
-  // Packed weights of one (tap, chunk): cout_padded / 16 tiles of kWeightTileFloats.
-  const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded / 16) * kWeightTileFloats;
+  // Packed weights of one (tap, chunk): kWeightFloatsPerChannel per padded channel.
+  const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
   const int64_t weight_tap_step = chunks_per_tap * weight_chunk_step;
   const int64_t input_step_d = res_d.shift_step * p.staged_stride[0];
   const int64_t input_step_h = res_h.shift_step * p.staged_stride[1];
@@ -198,13 +167,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
                          res_h.first_shift * p.staged_stride[1] +
                          res_w.first_shift * p.staged_stride[2];
   const float* weight_source =
-      packed_weight + group * p.packed_group_stride + (channel0 / 16) * kWeightTileFloats +
+      packed_weight + group * p.packed_group_stride + channel0 * kWeightFloatsPerChannel +
       ((res_d.first_tap * p.kernel_h + res_h.first_tap) * p.kernel_w + res_w.first_tap) *
           weight_tap_step;
   int load_chunk = 0, load_tw = 0, load_th = 0;
   // Shared-memory address of this thread's first copied chunk; row r is
   // r * kRowStep rows further (kRowStep is a multiple of 8, so the swizzle agrees).
-  static_assert(Cfg::kRowStep % 8 == 0, "rows r * kRowStep apart share their swizzle");
   const uint32_t copy_destination =
       shared_address(shared + row_chunk_offset(tid / kChunksPerRow, copy_chunk));
   constexpr uint32_t kStageBytes = Cfg::kStageFloats * 4;
@@ -212,8 +180,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   auto load_stage = [&](int slot) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      cp_async_16_cached(copy_destination + slot * kStageBytes + r * Cfg::kRowStep * kRowFloats * 4,
-                         row_source[r] + input_offset);
+      cp_async_16(copy_destination + slot * kStageBytes + r * Cfg::kRowStep * kRowFloats * 4,
+                  row_source[r] + input_offset);
     }
     float* tile_weight = shared + slot * Cfg::kStageFloats + Cfg::kTileInputFloats;
     constexpr int kVectors = Cfg::kTileWeightFloats / 4;
@@ -245,58 +213,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   };
 
   const int lane = tid & 31;
-  const int lane_row = lane >> 2;  // "groupID" of the mma fragment layouts
-  const int lane_k = lane & 3;     // "threadID_in_group"
-  const int warp_position0 = (tid >> 5) * kNTiles * 8;
-  float acc[kMTiles][kNTiles][4] = {};
-
-  // k order: a thread's input fragment of k-step s is channels 4*lane_k + 2s and
-  // 4*lane_k + 2s + 1 (mma k indices lane_k and lane_k + 4), so one 16-byte load
-  // of a row chunk gives both k-steps; the weights are packed in the same order.
-  // Row warp_position0 + nt * 8 + lane_row agrees with lane_row in bits 1-2, so
-  // its fragment sits at the swizzled offset of lane_row plus whole rows.
-  const int fragment_offset =
-      row_chunk_offset(lane_row, lane_k) + warp_position0 * kRowFloats;
+  const int warp = tid >> 5;
+  const int warp_position0 = warp / Cfg::kChannelWarps * Cfg::kWarpPositions;
+  const int warp_channel0 = warp % Cfg::kChannelWarps * Cfg::kWarpChannels;
+  typename Cfg::WarpTile tile;
+  const int fragment_offset = Cfg::WarpTile::fragment_offset(lane) + warp_position0 * kRowFloats;
+  const int weight_offset = Cfg::kTileInputFloats + warp_channel0 * kWeightFloatsPerChannel;
   auto compute_stage = [&](int slot) {
-    const float* tile_input = shared + slot * Cfg::kStageFloats + fragment_offset;
-    const float* tile_weight = shared + slot * Cfg::kStageFloats + Cfg::kTileInputFloats;
-    uint32_t x_hi[kNTiles][4], x_lo[kNTiles][4];
-#pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt) {
-      const float4 x = *reinterpret_cast<const float4*>(tile_input + nt * 8 * kRowFloats);
-      split_tf32(x.x, x_hi[nt][0], x_lo[nt][0]);
-      split_tf32(x.y, x_hi[nt][1], x_lo[nt][1]);
-      split_tf32(x.z, x_hi[nt][2], x_lo[nt][2]);
-      split_tf32(x.w, x_hi[nt][3], x_lo[nt][3]);
-    }
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-      // Weight fragments: [hi, lo][k-step][lane][4].
-      const float* fragments = tile_weight + mt * kWeightTileFloats + lane * 4;
-      uint32_t w_hi[2][4], w_lo[2][4];
-      as_registers(*reinterpret_cast<const float4*>(fragments), w_hi[0]);
-      as_registers(*reinterpret_cast<const float4*>(fragments + 128), w_hi[1]);
-      as_registers(*reinterpret_cast<const float4*>(fragments + 256), w_lo[0]);
-      as_registers(*reinterpret_cast<const float4*>(fragments + 384), w_lo[1]);
-#pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt) {
-        const uint32_t xh0[2] = {x_hi[nt][0], x_hi[nt][1]}, xh1[2] = {x_hi[nt][2], x_hi[nt][3]};
-        const uint32_t xl0[2] = {x_lo[nt][0], x_lo[nt][1]}, xl1[2] = {x_lo[nt][2], x_lo[nt][3]};
-        // The tensor core truncates when it adds into its accumulator, a bias
-        // that grows with the reduction length (2e-5 at K = 3360). So each
-        // stage's products (small terms first) go into a fresh partial, added to
-        // the running sum by an ordinary round-to-nearest FADD.
-        float partial[4] = {0.f, 0.f, 0.f, 0.f};
-        mma_tf32_16x8x8(partial, w_lo[0], xh0);
-        mma_tf32_16x8x8(partial, w_hi[0], xl0);
-        mma_tf32_16x8x8(partial, w_lo[1], xh1);
-        mma_tf32_16x8x8(partial, w_hi[1], xl1);
-        mma_tf32_16x8x8(partial, w_hi[0], xh0);
-        mma_tf32_16x8x8(partial, w_hi[1], xh1);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[mt][nt][e] += partial[e];
-      }
-    }
+    const float* stage = shared + slot * Cfg::kStageFloats;
+    tile.multiply(stage + fragment_offset, stage + weight_offset, lane);
   };
 
   // Multi-stage pipeline: while stage it is multiplied, stages it+1 .. it+kStages-1
@@ -324,28 +249,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   // gave 4 positions per channel per store: 2-4x more sectors on strided shapes).
   cp_async_wait<0>();
   __syncthreads();  // every warp is done with the pipeline's shared memory
-  constexpr int kWarpPositions = kNTiles * 8;
-  constexpr int kPitch = Cfg::kEpiloguePitch;
-  float* park = shared + (tid >> 5) * Cfg::kBlockChannels * kPitch;
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        // Registers 2 half, 2 half + 1: channel lane_row + 8 half, positions
-        // 2 lane_k and 2 lane_k + 1.
-        const int channel = mt * 16 + lane_row + 8 * half;
-        *reinterpret_cast<float2*>(park + channel * kPitch + nt * 8 + 2 * lane_k) =
-            make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
-      }
-    }
-  }
+  constexpr int kWarpPositions = Cfg::kWarpPositions;
+  constexpr int kPitch = Cfg::WarpTile::kPitch;
+  float* park = shared + warp * Cfg::kWarpChannels * kPitch;
+  tile.park(park, lane);
   __syncwarp();
   // Lane l stores position segment * 32 + l of the warp's tile, channel by
-  // channel; the bias of a channel is one broadcast load shared by the segments.
+  // channel (the bias is a broadcast load).
   constexpr int kSegments = kWarpPositions / 32;
-  const int64_t group_channel0 = static_cast<int64_t>(group) * p.cout_per_group + channel0;
+  const int64_t group_channel0 =
+      static_cast<int64_t>(group) * p.cout_per_group + channel0 + warp_channel0;
   float* out[kSegments];
 #pragma unroll
   for (int segment = 0; segment < kSegments; ++segment) {
@@ -359,7 +272,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
                   static_cast<int64_t>(pos.qw * p.dim[2].stride + residue_w) * p.output_stride[2]
             : nullptr;
   }
-  const int channels = min(Cfg::kBlockChannels, p.cout_per_group - channel0);
+  const int channels = min(Cfg::kWarpChannels, p.cout_per_group - channel0 - warp_channel0);
   const float* channel_bias = bias != nullptr ? bias + group_channel0 : nullptr;
 #pragma unroll
   for (int segment = 0; segment < kSegments; ++segment) {
@@ -367,7 +280,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     if (destination == nullptr) continue;
     const float* parked = park + segment * 32 + lane;
 #pragma unroll
-    for (int c = 0; c < Cfg::kBlockChannels; ++c) {
+    for (int c = 0; c < Cfg::kWarpChannels; ++c) {
       if (c < channels) {
         float value = parked[c * kPitch];
         if (channel_bias != nullptr) value += channel_bias[c];

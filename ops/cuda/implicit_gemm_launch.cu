@@ -110,7 +110,7 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
   pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
       weight.const_data_ptr<float>(), packed.mutable_data_ptr<float>(), packed_elements,
       p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded, p.cout_padded,
-      static_cast<int>(taps));
+      static_cast<int>(taps), Cfg::WarpTile::kPositionsOnM);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 
   auto kernel = implicit_gemm_phase_kernel<Cfg>;
@@ -185,23 +185,30 @@ void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, cons
   at::Tensor nonfinite;
   if (fold > 1) nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
-  switch (channel_tiles_for(folded.out_channels_per_group())) {
-    case 1:
-      launch_all_phases<TileConfig<4, 1, 8, kStages>>(folded, fold, flag, input, weight, bias, output,
-                                             stream);
-      break;
-    case 2:
-      launch_all_phases<TileConfig<4, 2, 8, kStages>>(folded, fold, flag, input, weight, bias, output,
-                                             stream);
-      break;
-    case 3:
-      launch_all_phases<TileConfig<4, 3, 4, kStages>>(folded, fold, flag, input, weight, bias, output,
-                                             stream);
-      break;
-    default:
-      launch_all_phases<TileConfig<4, 4, 4, kStages>>(folded, fold, flag, input, weight, bias, output,
-                                             stream);
-      break;
+  const int64_t cout = folded.out_channels_per_group();
+  if (cout > 16 && cout <= 24) {
+    // Positions on M and three 8-channel tiles: no padding to 32 channels.
+    launch_all_phases<TileConfig<4, 1, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, input,
+                                                                  weight, bias, output, stream);
+  } else {
+    switch (channel_tiles_for(cout)) {
+      case 1:
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<1, 8>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
+        break;
+      case 2:
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<2, 8>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
+        break;
+      case 3:
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<3, 4>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
+        break;
+      default:
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<4, 4>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
+        break;
+    }
   }
   if (fold > 1) launch_direct_conv_transpose3d(args, input, weight, bias, output, stream, flag);
 }

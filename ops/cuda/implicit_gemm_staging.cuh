@@ -98,11 +98,16 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   }
 }
 
-// Packs the weights (C_in, C_out/groups, kD, kH, kW) as the GEMM's A fragments:
-// [group][tap][16-channel chunk][16-channel output tile][hi, lo][k-step][lane][4],
-// zero in the padding. Register e of lane (g, t) in k-step s is output channel
-// g + 8 (e % 2) and input channel 4 t + 2 s + e / 2 of the chunk: the mma's
-// row-major A fragment, in the k order the staged input uses.
+// Packs the weights (C_in, C_out/groups, kD, kH, kW) as the GEMM's weight
+// fragments, zero in the padding: [group][tap][16-channel chunk][output channel
+// tile][tile layout]. The tile layout is the warp tile's (implicit_gemm_warp_tiles.cuh):
+// - channels on M (16-channel tiles): [hi, lo][k-step][lane][4]; register e of
+//   lane (g, t) in k-step s is output channel g + 8 (e % 2) and input channel
+//   4 t + 2 s + e / 2 of the chunk (the mma's row-major A fragment);
+// - positions on M (8-channel tiles): [hi, lo][lane][4]; element e of lane (g, t)
+//   is output channel g and input channel 4 t + e (the col-major B fragments of
+//   both k-steps).
+// Either way a (tap, chunk) holds 2 x 16 floats per padded output channel.
 //
 // With fold > 1, each GEMM group is `fold` consecutive groups of the convolution
 // (cin_per_group and cout_per_group are the convolution's): the packed weights are
@@ -110,24 +115,36 @@ __global__ void __launch_bounds__(32 * kStagingRows)
 __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
                                              float* __restrict__ packed, int64_t total,
                                              int cin_per_group, int cout_per_group, int fold,
-                                             int cin_padded, int cout_padded, int taps) {
+                                             int cin_padded, int cout_padded, int taps,
+                                             bool positions_on_m) {
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
        index += int64_t(gridDim.x) * blockDim.x) {
     const int e = static_cast<int>(index & 3);
     const int lane = static_cast<int>((index >> 2) & 31);
-    const int k_step = static_cast<int>((index >> 7) & 1);
-    const bool lo_part = (index >> 8) & 1;
-    int64_t rest = index >> 9;
-    const int output_tiles = cout_padded / 16;
-    const int output_tile = static_cast<int>(rest % output_tiles);
-    rest /= output_tiles;
+    int col, in_chunk;
+    bool lo_part;
+    int64_t rest;
+    if (positions_on_m) {
+      lo_part = (index >> 7) & 1;
+      rest = index >> 8;
+      const int output_tiles = cout_padded / 8;
+      col = static_cast<int>(rest % output_tiles) * 8 + (lane >> 2);
+      rest /= output_tiles;
+      in_chunk = 4 * (lane & 3) + e;
+    } else {
+      const int k_step = static_cast<int>((index >> 7) & 1);
+      lo_part = (index >> 8) & 1;
+      rest = index >> 9;
+      const int output_tiles = cout_padded / 16;
+      col = static_cast<int>(rest % output_tiles) * 16 + (lane >> 2) + 8 * (e & 1);
+      rest /= output_tiles;
+      in_chunk = 4 * (lane & 3) + 2 * k_step + (e >> 1);
+    }
     const int chunks = cin_padded / kStagedChunk;
-    const int chunk = static_cast<int>(rest % chunks);
+    const int ic = static_cast<int>(rest % chunks) * kStagedChunk + in_chunk;
     rest /= chunks;
     const int tap = static_cast<int>(rest % taps);
     const int64_t group = rest / taps;
-    const int col = output_tile * 16 + (lane >> 2) + 8 * (e & 1);
-    const int ic = chunk * kStagedChunk + 4 * (lane & 3) + 2 * k_step + (e >> 1);
     float value = 0.f;
     const bool same_group = ic / cin_per_group == col / cout_per_group;
     if (ic < fold * cin_per_group && col < fold * cout_per_group && same_group) {
