@@ -46,11 +46,7 @@ struct TileConfig {
   // as many as shared memory allows, up to 12 warps (more would cap registers
   // below the accumulators' needs).
   static constexpr int kBlocksByShared = 227 * 1024 / (kSharedBytes + 1024);
-#ifdef CT3D_MT1_4BLOCKS
-  static constexpr int kBlocksByWarps = (kBlockChannels == 16 ? 16 : 12) / kWarps;
-#else
   static constexpr int kBlocksByWarps = 12 / kWarps;
-#endif
   static constexpr int kMinBlocksPerSM = kBlocksByShared < kBlocksByWarps
                                              ? (kBlocksByShared < 1 ? 1 : kBlocksByShared)
                                              : kBlocksByWarps;

@@ -155,23 +155,23 @@ bool implicit_gemm_supports(const ConvTranspose3dArgs& args, const at::Tensor& i
   const int64_t input_positions = in[0] * in[1] * in[2];
   // The halo costs memory in proportion to the staged input: allowed up to 4x the
   // input's positions, or any size up to 2^26 floats (256 MB) per sample.
-  const bool halo_affordable =
-      staged_positions <= 4 * input_positions ||
-      staged_positions * padded_channels <= (int64_t{1} << 26);
+  const bool halo_affordable = staged_positions <= 4 * input_positions ||
+                               staged_positions * padded_channels <= (int64_t{1} << 26);
   // The staging pass's grid: 64 staged positions x 64 channels per block.
   return halo_affordable && staged_positions < kMaxInt &&
-         padded_channels < kMaxGridY * kStagingChannels &&
-         positions_per_sample < kMaxInt / 2 && rows / 64 * phases < kMaxInt &&
-         args.groups <= kMaxGridY && column_blocks <= kMaxGridY &&
+         padded_channels < kMaxGridY * kStagingChannels && positions_per_sample < kMaxInt / 2 &&
+         rows / 64 * phases < kMaxInt && args.groups <= kMaxGridY && column_blocks <= kMaxGridY &&
          args.in_channels_per_group() < kMaxInt / 2 && cout_g < kMaxInt / 2;
 }
 
 void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, const at::Tensor& input,
                                            const at::Tensor& weight, const at::Tensor& bias,
                                            at::Tensor& output, cudaStream_t stream) {
-  // Each warp: the block's channel tiles x 8 position tiles (4 where 3 or 4 channel
-  // tiles would leave too few registers for 3 blocks per multiprocessor). Blocks of
-  // 8 warps (twice the positions) measured 10-45 % slower on every shape.
+  // Warp tiles: the group's 16-channel tiles x 8 position tiles (4 where 3 or 4
+  // channel tiles would leave too few registers for 3 blocks per multiprocessor),
+  // or positions on M for 17-24 channels. Measured slower (docs/KERNEL_LOG.md):
+  // blocks of 8 warps (10-45 %), 2 x 2 warps splitting 64 channels (68: +5 %);
+  // positions on M for 16 channels and 4 blocks per SM for them changed nothing.
   // Folding needs the guard below, which writes contiguous outputs only.
   const int fold = output.is_contiguous() ? group_fold(args.groups, args.in_channels_per_group(),
                                                        args.out_channels_per_group())
@@ -189,24 +189,24 @@ void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, cons
   if (cout > 16 && cout <= 24) {
     // Positions on M and three 8-channel tiles: no padding to 32 channels.
     launch_all_phases<TileConfig<4, 1, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, input,
-                                                                  weight, bias, output, stream);
+                                                                     weight, bias, output, stream);
   } else {
     switch (channel_tiles_for(cout)) {
       case 1:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<1, 8>, kStages>>(folded, fold, flag, input,
-                                                                     weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<1, 8>, kStages>>(
+            folded, fold, flag, input, weight, bias, output, stream);
         break;
       case 2:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<2, 8>, kStages>>(folded, fold, flag, input,
-                                                                     weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<2, 8>, kStages>>(
+            folded, fold, flag, input, weight, bias, output, stream);
         break;
       case 3:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<3, 4>, kStages>>(folded, fold, flag, input,
-                                                                     weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<3, 4>, kStages>>(
+            folded, fold, flag, input, weight, bias, output, stream);
         break;
       default:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<4, 4>, kStages>>(folded, fold, flag, input,
-                                                                     weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, 1, ChannelsOnM<4, 4>, kStages>>(
+            folded, fold, flag, input, weight, bias, output, stream);
         break;
     }
   }

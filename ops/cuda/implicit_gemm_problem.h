@@ -63,7 +63,7 @@ struct PhaseProblem {
   FastDivider per_sample_divider, width_divider, height_divider;
   int64_t rows;  // batch * positions_per_sample
   int input_extent[3];
-  int halo_low[3];     // staged index = input index + halo_low
+  int halo_low[3];       // staged index = input index + halo_low
   int staged_extent[3];  // input extent plus both halos
   // Staged input, in floats: one spatial position holds groups * cin_padded values.
   int64_t staged_batch_stride, staged_stride[3];

@@ -23,7 +23,7 @@ struct StagingShape {
   int halo_low[3];
   FastDivider staged_width, staged_height;  // by W' and H'
   int cin_per_group, cin_padded;
-  int padded_channels;  // groups * cin_padded
+  int padded_channels;             // groups * cin_padded
   FastDivider last_tile_channels;  // by the channels of the last channel tile
 };
 
@@ -44,8 +44,8 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kStagingPositions;
   const int channel0 = blockIdx.y * kStagingChannels;
   const int channels = min(kStagingChannels, s.padded_channels - channel0);
-  const float* sample = input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group *
-                                    s.input_positions;
+  const float* sample =
+      input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group * s.input_positions;
 
   // Where this thread's staged positions sit in the input (-1: halo or past the end).
   int64_t input_offset[kPositionsPerThread];
@@ -87,7 +87,8 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   constexpr int kThreads = 32 * kStagingRows;
   const int thread = threadIdx.y * 32 + threadIdx.x;
   const int64_t remaining = s.staged_positions - position0;
-  const int positions = remaining < kStagingPositions ? static_cast<int>(remaining) : kStagingPositions;
+  const int positions =
+      remaining < kStagingPositions ? static_cast<int>(remaining) : kStagingPositions;
   float* destination = staged + (n * s.staged_positions + position0) * s.padded_channels + channel0;
   for (int k = thread; k < channels * positions; k += kThreads) {
     const int i = channels == kStagingChannels

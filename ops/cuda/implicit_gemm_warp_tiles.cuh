@@ -44,9 +44,10 @@ __device__ __forceinline__ void as_registers(const float4& v, uint32_t (&r)[4]) 
 // adds into its accumulator, a bias that grows with the reduction length (2e-5 at
 // K = 3360). So each stage's products (small terms first) go into a fresh partial,
 // added to the running sum by an ordinary round-to-nearest FADD.
-__device__ __forceinline__ void mma_3xtf32_two_steps(
-    float (&acc)[4], const uint32_t (&a_hi)[2][4], const uint32_t (&a_lo)[2][4],
-    const uint32_t (&b_hi)[2][2], const uint32_t (&b_lo)[2][2]) {
+__device__ __forceinline__ void mma_3xtf32_two_steps(float (&acc)[4], const uint32_t (&a_hi)[2][4],
+                                                     const uint32_t (&a_lo)[2][4],
+                                                     const uint32_t (&b_hi)[2][2],
+                                                     const uint32_t (&b_lo)[2][2]) {
   float partial[4] = {0.f, 0.f, 0.f, 0.f};
   mma_tf32_16x8x8(partial, a_lo[0], b_hi[0]);
   mma_tf32_16x8x8(partial, a_hi[0], b_lo[0]);
