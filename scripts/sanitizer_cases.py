@@ -4,8 +4,9 @@ compute-sanitizer (memcheck, racecheck). Run by scripts/sanitize.sh on a GPU.
 Paths: the implicit GEMM with 1, 2, 3 and 4 channel tiles (C_out per group 8, 24,
 40, 64) and several channel blocks (100), stride phases with empty phases, groups,
 dilation, padding wider than the kernel, odd sizes at every tile edge, channels-last
-output, unbatched input; the direct kernel (float64, float16, bfloat16, and a
-kernel too large for the GEMM); the staging and packing passes; both backward ops.
+output, unbatched input, a kernel of 40 (a wide halo); the direct kernel (float64,
+float16, bfloat16, and a stride too large for the GEMM); the staging and packing
+passes; both backward ops.
 """
 
 import sys
@@ -29,6 +30,7 @@ CASES = [
     (1, 4, 3, 1, (2, 3, 3), (2, 2, 2), (2, 1, 1), (0, 0, 0), (1, 0, 0), (1, 1, 1), torch.float16),
     (1, 4, 3, 1, (2, 3, 3), (2, 2, 2), (1, 2, 1), (0, 0, 0), (0, 1, 0), (1, 1, 1), torch.bfloat16),
     (1, 2, 2, 1, (2, 2, 2), (40, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
+    (1, 3, 5, 1, (2, 3, 2), (2, 2, 2), (9, 1, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
 ]
 
 
