@@ -2,6 +2,8 @@
 // per-residue tap progressions and the staged halo of a strided, padded, grouped call.
 #include <ATen/ATen.h>
 
+#include <random>
+
 #include "catch.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/implicit_gemm_problem.h"
@@ -85,4 +87,52 @@ TEST_CASE("make_phase_problem launches only the phases that have taps") {
   }
   // Rows are still numbered by residue 0, the larger one: ceil(7/2) = 4 in depth.
   CHECK(p.dim[0].max_positions == 4);
+}
+
+TEST_CASE("the staged halo keeps every tap of every launched row inside") {
+  // The GEMM gathers without a validity test: rows q < max_positions of every
+  // residue, at every tap, must read inside the staged extent (halos included).
+  // The taps must also be the arithmetic progressions the kernel steps through.
+  std::mt19937 rng(2468);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::vector<int64_t> in{pick(1, 6), pick(1, 6), pick(1, 6)};
+    const std::vector<int64_t> kernel{pick(1, 6), pick(1, 6), pick(1, 6)};
+    const std::vector<int64_t> stride{pick(1, 4), pick(1, 4), pick(1, 4)};
+    const std::vector<int64_t> dilation{pick(1, 3), pick(1, 3), pick(1, 3)};
+    std::vector<int64_t> padding(3), output_padding(3), out(3);
+    bool valid = true;
+    for (int i = 0; i < 3; ++i) {
+      padding[i] = pick(0, 4);
+      output_padding[i] = pick(0, std::max(stride[i], dilation[i]) - 1);
+      out[i] = (in[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) +
+               output_padding[i] + 1;
+      valid = valid && out[i] > 0;
+    }
+    if (!valid) continue;
+    const at::Tensor x = at::zeros({1, 2, in[0], in[1], in[2]});
+    const at::Tensor w = at::zeros({2, 3, kernel[0], kernel[1], kernel[2]});
+    const ct3d::ConvTranspose3dArgs args = ct3d::check_conv_transpose3d_args(
+        x, w, std::nullopt, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+        c10::fromIntArrayRefSlow(output_padding), c10::SymInt(1),
+        c10::fromIntArrayRefSlow(dilation));
+    const at::Tensor output = at::empty({1, 3, out[0], out[1], out[2]});
+    // make_phase_problem asserts that every residue's taps form a progression.
+    const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(args, 16, 16, output);
+    for (int i = 0; i < 3; ++i) {
+      const ct3d::cuda::DimParams& dim = p.dim[i];
+      for (int a = 0; a < dim.active_residues; ++a) {
+        const ct3d::cuda::ResidueParams& residue = dim.residue[dim.active_residue[a]];
+        for (int t = 0; t < residue.taps; ++t) {
+          const int shift = residue.first_shift + t * residue.shift_step;
+          const int kernel_tap = residue.first_tap + t * residue.tap_step;
+          CHECK(kernel_tap >= 0);
+          CHECK(kernel_tap < kernel[i]);
+          // The lowest and highest rows of the shared numbering.
+          CHECK(p.halo_low[i] + shift >= 0);
+          CHECK(p.halo_low[i] + dim.max_positions - 1 + shift < p.staged_extent[i]);
+        }
+      }
+    }
+  }
 }
