@@ -188,25 +188,25 @@ void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, cons
   const int64_t cout = folded.out_channels_per_group();
   if (cout > 16 && cout <= 24) {
     // Positions on M and three 8-channel tiles: no padding to 32 channels.
-    launch_all_phases<TileConfig<4, 1, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, input,
-                                                                     weight, bias, output, stream);
+    launch_all_phases<TileConfig<4, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, input, weight,
+                                                                  bias, output, stream);
   } else {
     switch (channel_tiles_for(cout)) {
       case 1:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<1, 8>, kStages>>(
-            folded, fold, flag, input, weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, ChannelsOnM<1, 8>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
         break;
       case 2:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<2, 8>, kStages>>(
-            folded, fold, flag, input, weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, ChannelsOnM<2, 8>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
         break;
       case 3:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<3, 4>, kStages>>(
-            folded, fold, flag, input, weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, ChannelsOnM<3, 4>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
         break;
       default:
-        launch_all_phases<TileConfig<4, 1, ChannelsOnM<4, 4>, kStages>>(
-            folded, fold, flag, input, weight, bias, output, stream);
+        launch_all_phases<TileConfig<4, ChannelsOnM<4, 4>, kStages>>(folded, fold, flag, input,
+                                                                     weight, bias, output, stream);
         break;
     }
   }
