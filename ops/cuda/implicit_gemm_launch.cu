@@ -2,7 +2,6 @@
 // then stages the input channels-last, packs the weights and launches one kernel
 // for all phases on the given stream (the problem itself: implicit_gemm_problem.cpp).
 #include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
@@ -68,10 +67,23 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
       output.zero_();
     }
   }
+
+  // The weights are packed and the input staged on every call (both may change
+  // between calls): memory-bound copies, a few percent of the convolution. The pack
+  // runs first: it also clears the non-finite flag that staging may set.
+  const int64_t packed_elements = groups * p.packed_group_stride;
+  at::Tensor packed = at::empty({packed_elements}, weight.options());
+  constexpr int kPackThreads = 256;
+  const int64_t pack_blocks =
+      std::min<int64_t>((packed_elements + kPackThreads - 1) / kPackThreads, 4096);
+  pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
+      weight.const_data_ptr<float>(), packed.mutable_data_ptr<float>(), packed_elements,
+      p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded, p.cout_padded,
+      static_cast<int>(taps), Cfg::WarpTile::kPositionsOnM, nonfinite);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+
   if (p.phases == 0) return;
 
-  // The input is staged and the weights packed on every call (both may change
-  // between calls): memory-bound copies, a few percent of the convolution.
   const int64_t batch = output.size(0);
   StagingShape shape{};
   shape.input_positions = in[0] * in[1] * in[2];
@@ -102,17 +114,6 @@ void launch_all_phases(const ConvTranspose3dArgs& args, int fold, int* nonfinite
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 
-  const int64_t packed_elements = groups * p.packed_group_stride;
-  at::Tensor packed = at::empty({packed_elements}, weight.options());
-  constexpr int kPackThreads = 256;
-  const int64_t pack_blocks =
-      std::min<int64_t>((packed_elements + kPackThreads - 1) / kPackThreads, 4096);
-  pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
-      weight.const_data_ptr<float>(), packed.mutable_data_ptr<float>(), packed_elements,
-      p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded, p.cout_padded,
-      static_cast<int>(taps), Cfg::WarpTile::kPositionsOnM);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-
   auto kernel = implicit_gemm_phase_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
@@ -141,8 +142,10 @@ bool implicit_gemm_supports(const ConvTranspose3dArgs& args, const at::Tensor& i
     if (args.stride[i] > kMaxResidues) return false;
     if (args.padding[i] + args.dilation[i] * args.kernel_size[i] > kMaxShift) return false;
     if (in[i] > kMaxShift) return false;
-    const StagedExtent halo = staged_halo(in[i], out[i], args.kernel_size[i], args.stride[i],
-                                          args.padding[i], args.dilation[i]);
+    const StagedExtent halo =
+        staged_halo(plan_phases(in[i], out[i], args.kernel_size[i], args.stride[i], args.padding[i],
+                                args.dilation[i]),
+                    in[i]);
     staged_positions *= in[i] + halo.low + halo.high;
     positions_per_sample *= (out[i] + args.stride[i] - 1) / args.stride[i];
     phases *= args.stride[i];
@@ -183,7 +186,7 @@ void launch_implicit_gemm_conv_transpose3d(const ConvTranspose3dArgs& args, cons
   // the direct kernel, queued behind the GEMM, recomputes the output exactly when
   // the flag is set (and returns at once when it is not: ~10 us).
   at::Tensor nonfinite;
-  if (fold > 1) nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
+  if (fold > 1) nonfinite = at::empty({1}, input.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
   const int64_t cout = folded.out_channels_per_group();
   if (cout > 16 && cout <= 24) {

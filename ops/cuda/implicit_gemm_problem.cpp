@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "ops/cuda/phase_plan.h"
-
 namespace ct3d::cuda {
 namespace {
 
@@ -31,10 +29,7 @@ ResidueParams residue_params(const PhaseDimPlan& plan) {
 
 }  // namespace
 
-StagedExtent staged_halo(int64_t input_extent, int64_t output_extent, int64_t kernel,
-                         int64_t stride, int64_t padding, int64_t dilation) {
-  const std::vector<PhaseDimPlan> plans =
-      plan_phases(input_extent, output_extent, kernel, stride, padding, dilation);
+StagedExtent staged_halo(const std::vector<PhaseDimPlan>& plans, int64_t input_extent) {
   const int64_t max_positions = plans[0].positions;
   StagedExtent halo;
   for (const PhaseDimPlan& plan : plans) {
@@ -69,14 +64,13 @@ PhaseProblem make_phase_problem(const ConvTranspose3dArgs& args, int channel_chu
   p.positions_per_sample = 1;
   for (int i = 0; i < kSpatialDims; ++i) {
     p.input_extent[i] = static_cast<int>(in[i]);
-    const StagedExtent halo = staged_halo(in[i], out[i], args.kernel_size[i], args.stride[i],
-                                          args.padding[i], args.dilation[i]);
+    const std::vector<PhaseDimPlan> plans = plan_phases(
+        in[i], out[i], args.kernel_size[i], args.stride[i], args.padding[i], args.dilation[i]);
+    const StagedExtent halo = staged_halo(plans, in[i]);
     p.halo_low[i] = static_cast<int>(halo.low);
     p.staged_extent[i] = static_cast<int>(in[i] + halo.low + halo.high);
     DimParams& dim = p.dim[i];
     dim.stride = static_cast<int>(args.stride[i]);
-    const std::vector<PhaseDimPlan> plans = plan_phases(
-        in[i], out[i], args.kernel_size[i], args.stride[i], args.padding[i], args.dilation[i]);
     for (int r = 0; r < dim.stride; ++r) {
       const ResidueParams residue = residue_params(plans[r]);
       dim.residue[r] = residue;

@@ -18,6 +18,7 @@
 
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/fast_divider.h"
+#include "ops/cuda/phase_plan.h"
 
 namespace ct3d::cuda {
 
@@ -83,9 +84,9 @@ inline int64_t round_up(int64_t value, int64_t multiple) {
 }
 
 // The zero halo one dimension needs so that rows q < max_positions of every residue
-// read inside the staged input at every one of their taps.
-StagedExtent staged_halo(int64_t input_extent, int64_t output_extent, int64_t kernel,
-                         int64_t stride, int64_t padding, int64_t dilation);
+// read inside the staged input at every one of their taps (plans: that dimension's
+// plan_phases).
+StagedExtent staged_halo(const std::vector<PhaseDimPlan>& plans, int64_t input_extent);
 
 // The problem of one launch (host code): args with its groups already folded,
 // input channels padded to channel_chunk, output channels to block_channels, and

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ops/cuda/fast_divider.h"
+#include "ops/cuda/implicit_gemm_layout.cuh"
 #include "ops/cuda/ptx_helpers.cuh"
 
 namespace ct3d::cuda {
@@ -13,7 +14,6 @@ namespace ct3d::cuda {
 constexpr int kStagingPositions = 64;  // staged positions of one transpose tile
 constexpr int kStagingChannels = 64;   // most channels of one tile
 constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 threads)
-constexpr int kStagedChunk = 16;       // input channels per TF32-split chunk
 
 // What the staging pass reads and writes, per sample.
 struct StagingShape {
@@ -112,12 +112,15 @@ __global__ void __launch_bounds__(32 * kStagingRows)
 //
 // With fold > 1, each GEMM group is `fold` consecutive groups of the convolution
 // (cin_per_group and cout_per_group are the convolution's): the packed weights are
-// block-diagonal, zero between different convolution groups.
+// block-diagonal, zero between different convolution groups. `nonfinite`, when
+// set, is cleared for the staging pass (saves a fill launch).
 __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
                                              float* __restrict__ packed, int64_t total,
                                              int cin_per_group, int cout_per_group, int fold,
                                              int cin_padded, int cout_padded, int taps,
-                                             bool positions_on_m) {
+                                             bool positions_on_m, int* nonfinite) {
+  // The staging pass, queued behind this kernel, sets the flag on a non-finite input.
+  if (nonfinite != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *nonfinite = 0;
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
        index += int64_t(gridDim.x) * blockDim.x) {
     const int e = static_cast<int>(index & 3);
@@ -141,8 +144,8 @@ __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
       rest /= output_tiles;
       in_chunk = 4 * (lane & 3) + 2 * k_step + (e >> 1);
     }
-    const int chunks = cin_padded / kStagedChunk;
-    const int ic = static_cast<int>(rest % chunks) * kStagedChunk + in_chunk;
+    const int chunks = cin_padded / kBlockK;
+    const int ic = static_cast<int>(rest % chunks) * kBlockK + in_chunk;
     rest /= chunks;
     const int tap = static_cast<int>(rest % taps);
     const int64_t group = rest / taps;
