@@ -3,6 +3,7 @@
 # Usage (from the repo root, on the device): bash scripts/device_check.sh [pytest args]
 # Writes logs and benchmark files to $OUT (or ./device_out), prints a short table last.
 # CT3D_SANITIZE=1 adds compute-sanitizer memcheck and racecheck (scripts/sanitize.sh).
+# CT3D_BENCH="forward training" picks the benchmarks (default: both).
 set -uo pipefail
 OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
@@ -20,7 +21,12 @@ if [ -x $BUILD/tests/ct3d_unit_tests ]; then
 fi
 python3 -m pytest -q -x python_tests "$@" >"$OUT/pytest.log" 2>&1; echo "pytest rc=$? $(tail -1 "$OUT/pytest.log")"
 grep -E "FAILED|Error" "$OUT/pytest.log" | head -20
-python3 bench/bench.py --out "$OUT" 2>&1 | tee "$OUT/bench.log"
+for bench in ${CT3D_BENCH:-forward training}; do
+  case $bench in
+    forward) python3 bench/bench.py --out "$OUT" 2>&1 | tee "$OUT/bench.log" ;;
+    training) python3 bench/bench_training.py --out "$OUT" 2>&1 | tee "$OUT/training.log" ;;
+  esac
+done
 # Hardware counters of the main kernel on the problems named in $CT3D_PROFILE.
 for p in ${CT3D_PROFILE:-}; do
   ncu --clock-control none -k regex:implicit_gemm -s 2 -c 1 --section SpeedOfLight \

@@ -7,8 +7,9 @@
 
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
+#include "ops/conv_geometry.h"
 #include "ops/cuda/direct_kernel.h"
-#include "ops/cuda/implicit_gemm.h"
+#include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/error_message.h"
 
 namespace ct3d {
@@ -31,9 +32,14 @@ at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  if (cuda::implicit_gemm_supports(args, input5)) {
+  const cuda::GatherProblem problem = cuda::forward_gather(geometry_of(args));
+  if (cuda::implicit_gemm_supports(problem, input.scalar_type())) {
     // Writes through the output's strides: contiguous or channels-last.
-    cuda::launch_implicit_gemm_conv_transpose3d(args, input5, weight_c, bias_c, output5, stream);
+    cuda::launch_implicit_gemm(problem, input5, weight_c, bias_c, output5, stream,
+                               [&](const int* run_only_if) {
+                                 cuda::launch_direct_conv_transpose3d(
+                                     args, input5, weight_c, bias_c, output5, stream, run_only_if);
+                               });
   } else if (output5.is_contiguous()) {
     cuda::launch_direct_conv_transpose3d(args, input5, weight_c, bias_c, output5, stream);
   } else {

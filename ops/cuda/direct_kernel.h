@@ -1,6 +1,6 @@
 // The direct CUDA kernel: one thread per output element, gathering every tap that
 // lands on it. Simple and exact in any dtype; the float32 path uses the implicit
-// GEMM instead (ops/cuda/implicit_gemm.h).
+// GEMM instead (ops/cuda/engine/implicit_gemm.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,13 +1,13 @@
-// The two preparation passes of the implicit GEMM, run on every call: the input
-// copied channels-last with zero-padded groups, and the weights packed as mma
-// fragments and TF32-split. Both are memory-bound copies, a few percent of the convolution.
+// The staging pass of the implicit GEMMs, run on every call: an operand copied
+// channels-last with zero halos and zero-padded groups. Memory-bound, a few
+// percent of the convolution. Host side: staging.h.
 #pragma once
 
 #include <cstdint>
 
-#include "ops/cuda/fast_divider.h"
-#include "ops/cuda/implicit_gemm_layout.cuh"
-#include "ops/cuda/ptx_helpers.cuh"
+#include "ops/cuda/engine/fast_divider.h"
+#include "ops/cuda/engine/implicit_gemm_layout.cuh"
+#include "ops/cuda/engine/ptx_helpers.cuh"
 
 namespace ct3d::cuda {
 
@@ -19,7 +19,7 @@ constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 thread
 struct StagingShape {
   int64_t input_positions;   // D * H * W
   int64_t staged_positions;  // D' * H' * W', halos included
-  int input_extent[3];
+  int source_extent[3];
   int halo_low[3];
   FastDivider staged_width, staged_height;  // by W' and H'
   int cin_per_group, cin_padded;
@@ -60,9 +60,9 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     const uint32_t plane = s.staged_height.divide(line);
     const int h = static_cast<int>(line - plane * s.staged_height.divisor) - s.halo_low[1];
     const int d = static_cast<int>(plane) - s.halo_low[0];
-    if (d >= 0 && d < s.input_extent[0] && h >= 0 && h < s.input_extent[1] && w >= 0 &&
-        w < s.input_extent[2]) {
-      input_offset[j] = (static_cast<int64_t>(d) * s.input_extent[1] + h) * s.input_extent[2] + w;
+    if (d >= 0 && d < s.source_extent[0] && h >= 0 && h < s.source_extent[1] && w >= 0 &&
+        w < s.source_extent[2]) {
+      input_offset[j] = (static_cast<int64_t>(d) * s.source_extent[1] + h) * s.source_extent[2] + w;
     }
   }
 #pragma unroll
@@ -96,67 +96,6 @@ __global__ void __launch_bounds__(32 * kStagingRows)
                       : static_cast<int>(s.last_tile_channels.divide(static_cast<uint32_t>(k)));
     const int c = k - i * channels;
     destination[static_cast<int64_t>(i) * s.padded_channels + c] = tile[c][i];
-  }
-}
-
-// Packs the weights (C_in, C_out/groups, kD, kH, kW) as the GEMM's weight
-// fragments, zero in the padding: [group][tap][16-channel chunk][output channel
-// tile][tile layout]. The tile layout is the warp tile's (implicit_gemm_warp_tiles.cuh):
-// - channels on M (16-channel tiles): [hi, lo][k-step][lane][4]; register e of
-//   lane (g, t) in k-step s is output channel g + 8 (e % 2) and input channel
-//   4 t + 2 s + e / 2 of the chunk (the mma's row-major A fragment);
-// - positions on M (8-channel tiles): [hi, lo][lane][4]; element e of lane (g, t)
-//   is output channel g and input channel 4 t + e (the col-major B fragments of
-//   both k-steps).
-// Either way a (tap, chunk) holds 2 x 16 floats per padded output channel.
-//
-// With fold > 1, each GEMM group is `fold` consecutive groups of the convolution
-// (cin_per_group and cout_per_group are the convolution's): the packed weights are
-// block-diagonal, zero between different convolution groups. `nonfinite`, when
-// set, is cleared for the staging pass (saves a fill launch).
-__global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
-                                             float* __restrict__ packed, int64_t total,
-                                             int cin_per_group, int cout_per_group, int fold,
-                                             int cin_padded, int cout_padded, int taps,
-                                             bool positions_on_m, int* nonfinite) {
-  // The staging pass, queued behind this kernel, sets the flag on a non-finite input.
-  if (nonfinite != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *nonfinite = 0;
-  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
-       index += int64_t(gridDim.x) * blockDim.x) {
-    const int e = static_cast<int>(index & 3);
-    const int lane = static_cast<int>((index >> 2) & 31);
-    int col, in_chunk;
-    bool lo_part;
-    int64_t rest;
-    if (positions_on_m) {
-      lo_part = (index >> 7) & 1;
-      rest = index >> 8;
-      const int output_tiles = cout_padded / 8;
-      col = static_cast<int>(rest % output_tiles) * 8 + (lane >> 2);
-      rest /= output_tiles;
-      in_chunk = 4 * (lane & 3) + e;
-    } else {
-      const int k_step = static_cast<int>((index >> 7) & 1);
-      lo_part = (index >> 8) & 1;
-      rest = index >> 9;
-      const int output_tiles = cout_padded / 16;
-      col = static_cast<int>(rest % output_tiles) * 16 + (lane >> 2) + 8 * (e & 1);
-      rest /= output_tiles;
-      in_chunk = 4 * (lane & 3) + 2 * k_step + (e >> 1);
-    }
-    const int chunks = cin_padded / kBlockK;
-    const int ic = static_cast<int>(rest % chunks) * kBlockK + in_chunk;
-    rest /= chunks;
-    const int tap = static_cast<int>(rest % taps);
-    const int64_t group = rest / taps;
-    float value = 0.f;
-    const bool same_group = ic / cin_per_group == col / cout_per_group;
-    if (ic < fold * cin_per_group && col < fold * cout_per_group && same_group) {
-      const int64_t input_channel = group * fold * cin_per_group + ic;
-      value = weight[(input_channel * cout_per_group + col % cout_per_group) * taps + tap];
-    }
-    const float value_hi = round_to_tf32(value);
-    packed[index] = lo_part ? value - value_hi : value_hi;
   }
 }
 

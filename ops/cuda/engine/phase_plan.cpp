@@ -1,4 +1,4 @@
-#include "ops/cuda/phase_plan.h"
+#include "ops/cuda/engine/phase_plan.h"
 
 namespace ct3d {
 

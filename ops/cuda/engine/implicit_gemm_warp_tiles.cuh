@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "ops/cuda/implicit_gemm_layout.cuh"
-#include "ops/cuda/ptx_helpers.cuh"
+#include "ops/cuda/engine/implicit_gemm_layout.cuh"
+#include "ops/cuda/engine/ptx_helpers.cuh"
 
 namespace ct3d::cuda {
 

@@ -7,10 +7,10 @@
 // not the split, was the limit (2x slower).
 #pragma once
 
-#include "ops/cuda/implicit_gemm_layout.cuh"
-#include "ops/cuda/implicit_gemm_problem.h"
-#include "ops/cuda/implicit_gemm_warp_tiles.cuh"
-#include "ops/cuda/ptx_helpers.cuh"
+#include "ops/cuda/engine/implicit_gemm_layout.cuh"
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"
+#include "ops/cuda/engine/ptx_helpers.cuh"
 
 namespace ct3d::cuda {
 
@@ -128,8 +128,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
         block_row0 + local < p.rows ? local : static_cast<int>(p.rows - 1 - block_row0);
     const PhasePosition pos = decode_row(p, origin, clamped);
     row_source[r] = staged + pos.n * p.staged_batch_stride + p.staged_origin +
-                    static_cast<int64_t>(group) * p.cin_padded + pos.qd * p.staged_stride[0] +
-                    pos.qh * p.staged_stride[1] + pos.qw * p.staged_stride[2] + 4 * copy_chunk;
+                    static_cast<int64_t>(group) * p.cin_padded + pos.qd * p.row_stride[0] +
+                    pos.qh * p.row_stride[1] + pos.qw * p.row_stride[2] + 4 * copy_chunk;
   }
 
   // The reduction runs over (depth tap, height tap, width tap, channel chunk), chunk

@@ -1,9 +1,16 @@
-// The problem one implicit-GEMM launch solves, computed on the host and passed to
-// the kernel by value (it fits the 4 KB parameter space).
+// The problem one gathering implicit-GEMM launch solves. The engine computes
+//   target[n][m][q * phases + r] = sum over (tap t, channel c) of
+//       source[n][c][q * position_step + shift_r(t)] * weight(m, c, tap_r(t))
+// per dimension and group, which covers two of ct3d's three ops (GatherProblem):
+// the forward (source = input, target = output, one phase per output residue,
+// position_step 1) and the input gradient (source = grad_output, target = input
+// gradient, one phase, position_step = stride). PhaseProblem is its launch form,
+// computed on the host and passed to the kernel by value (it fits the 4 KB
+// parameter space).
 //
-// GEMM view, per (folded) group and stride-phase: output channels of the group on
-// the mma's M side, phase positions (n, qd, qh, qw) on its N side ("rows" below, qw
-// fastest), reduction over (phase tap, input channel). The input is first staged
+// GEMM view, per (folded) group and phase: target channels of the group on the
+// mma's M side, phase positions (n, qd, qh, qw) on its N side ("rows" below, qw
+// fastest), reduction over (phase tap, source channel). The source is first staged
 // channels-last ([N][D'][H'][W'][group][cin_padded]), so one position of one tap is
 // cin_padded consecutive floats: 16-byte copies, no per-channel predicate. D', H',
 // W' carry a zero halo wide enough that every tap of every row stays inside: the
@@ -16,9 +23,12 @@
 
 #include <cstdint>
 
-#include "ops/conv_transpose3d_args.h"
-#include "ops/cuda/fast_divider.h"
-#include "ops/cuda/phase_plan.h"
+#include <array>
+#include <vector>
+
+#include "ops/conv_geometry.h"
+#include "ops/cuda/engine/fast_divider.h"
+#include "ops/cuda/engine/phase_plan.h"
 
 namespace ct3d::cuda {
 
@@ -46,6 +56,37 @@ struct DimParams {
   ResidueParams residue[kMaxResidues];
 };
 
+// One dimension of a GatherProblem.
+struct GatherDim {
+  int64_t source_extent = 1;  // the staged operand's extent
+  int64_t target_extent = 1;  // the GEMM output's extent
+  int64_t kernel = 1;
+  int64_t position_step = 1;  // source index advance per phase position
+  std::vector<PhaseDimPlan> phases;  // residue 0 .. phase count - 1
+};
+
+// Where weight(m, c, tap) of a convolution group lies in the weight tensor, in
+// floats; the taps of one (m, c) are consecutive.
+struct WeightLayout {
+  int64_t group_stride = 0, reduce_stride = 0, target_stride = 0;
+};
+
+struct GatherProblem {
+  int64_t batch = 1, groups = 1;
+  int64_t reduce_channels = 0, target_channels = 0;  // per group
+  std::array<GatherDim, kSpatialDims> dim;
+  WeightLayout weight;
+
+  int64_t taps() const { return dim[0].kernel * dim[1].kernel * dim[2].kernel; }
+};
+
+// The forward: output[n][co][o] = sum of input[n][ci][i] * weight[ci][co][k] over
+// the taps that reach o, split by stride phase.
+GatherProblem forward_gather(const ConvGeometry& geometry);
+// The input gradient, a strided convolution: grad_input[n][ci][i] = sum of
+// grad_output[n][co][i * stride - padding + k * dilation] * weight[ci][co][k].
+GatherProblem input_gradient_gather(const ConvGeometry& geometry);
+
 // Zero halo of one staged dimension: staged index = input index + low.
 struct StagedExtent {
   int64_t low = 0, high = 0;
@@ -63,12 +104,13 @@ struct PhaseProblem {
   // max_positions.
   FastDivider per_sample_divider, width_divider, height_divider;
   int64_t rows;  // batch * positions_per_sample
-  int input_extent[3];
-  int halo_low[3];       // staged index = input index + halo_low
-  int staged_extent[3];  // input extent plus both halos
+  int source_extent[3];
+  int halo_low[3];       // staged index = source index + halo_low
+  int staged_extent[3];  // source extent plus both halos
   // Staged input, in floats: one spatial position holds groups * cin_padded values.
   int64_t staged_batch_stride, staged_stride[3];
   int64_t staged_origin;  // offset of input position (0, 0, 0) in a staged sample
+  int64_t row_stride[3];  // staged offset per phase position: position_step * staged_stride
   int64_t output_batch_stride, output_channel_stride, output_stride[3];
   int cin_per_group, cout_per_group;
   // Channels per group rounded up to the pipeline's k-chunk; the padding is zero in
@@ -84,14 +126,13 @@ inline int64_t round_up(int64_t value, int64_t multiple) {
 }
 
 // The zero halo one dimension needs so that rows q < max_positions of every residue
-// read inside the staged input at every one of their taps (plans: that dimension's
-// plan_phases).
-StagedExtent staged_halo(const std::vector<PhaseDimPlan>& plans, int64_t input_extent);
+// read inside the staged source at every one of their taps.
+StagedExtent staged_halo(const GatherDim& dim);
 
-// The problem of one launch (host code): args with its groups already folded,
-// input channels padded to channel_chunk, output channels to block_channels, and
-// the output's (batched, 5-D) strides.
-PhaseProblem make_phase_problem(const ConvTranspose3dArgs& args, int channel_chunk,
+// The problem of one launch (host code): a GatherProblem with its groups already
+// folded, source channels padded to channel_chunk, target channels to
+// block_channels, and the target's (batched, 5-D) strides.
+PhaseProblem make_phase_problem(const GatherProblem& problem, int channel_chunk,
                                 int block_channels, const at::Tensor& output);
 
 }  // namespace ct3d::cuda

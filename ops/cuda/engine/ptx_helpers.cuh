@@ -17,6 +17,13 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
 
+// Copies 16 bytes when `copy` holds, else writes 16 zero bytes (src-size 0 reads
+// nothing; src must still be a valid address).
+__device__ __forceinline__ void cp_async_16_or_zero(uint32_t dst, const void* src, bool copy) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(copy ? 16 : 0));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 template <int kPendingGroups>

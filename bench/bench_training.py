@@ -1,0 +1,188 @@
+"""Benchmark a training step through ct3d against PyTorch (GPU).
+
+For each KernelBench problem (bias on, torch.rand input, random grad_output) it
+times, on the same inputs in one run: the whole step (forward + grads of input,
+weight and bias) through ct3d and through F.conv_transpose3d with PyTorch's
+default flags (cuDNN, TF32 allowed) and with strict float32 (allow_tf32=False);
+and each backward op alone against torch.ops.aten.convolution_backward with the
+matching output mask. Median of many CUDA-event timings after warm-up, rotating
+over several input sets. Also the peak memory of one step, and each gradient's
+error against a float64 reference.
+
+    python bench/bench_training.py [--problems 58,61] [--reps 15] [--out DIR]
+
+Writes training.json and training_speedups.png to --out; prints a table last.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import cudnn_tf32, environment, median_ms, relative_error  # noqa: E402
+import ct3d  # noqa: E402
+from ct3d.problems import PROBLEMS, BY_NUMBER  # noqa: E402
+
+
+def conv_params(conv):
+    return conv.stride, conv.padding, conv.output_padding, conv.groups, conv.dilation
+
+
+def step(op, conv, w, b, gy):
+    """One training step's convolution work: forward, then the three gradients."""
+    def run(x):
+        x.grad = w.grad = b.grad = None
+        op(x, w, b, *conv_params(conv)).backward(gy)
+    return run
+
+
+def ct3d_op(x, w, b, stride, padding, output_padding, groups, dilation):
+    return torch.ops.ct3d.conv_transpose3d(x, w, b, stride, padding, output_padding, groups,
+                                           dilation)
+
+
+def peak_step_mib(fn, x):
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn(x)
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - base) / 2**20
+
+
+def run_problem(problem, reps, warmup, input_sets):
+    torch.manual_seed(0)
+    conv = nn.ConvTranspose3d(**dict(problem.conv, bias=True)).cuda()
+    w = conv.weight.detach().clone().requires_grad_()
+    b = conv.bias.detach().clone().requires_grad_()
+    inputs = [torch.rand(problem.input_shape(), device="cuda").requires_grad_()
+              for _ in range(input_sets)]
+    with torch.no_grad():
+        out_shape = ct3d_op(inputs[0], w, b, *conv_params(conv)).shape
+    gy = torch.randn(out_shape, device="cuda")
+    stride, padding, output_padding, groups, dilation = conv_params(conv)
+    row = {"problem": problem.number, "label": problem.label, "gflop_step": 3 * problem.flops() / 1e9}
+
+    ours, theirs = step(ct3d_op, conv, w, b, gy), step(F.conv_transpose3d, conv, w, b, gy)
+    row["ct3d_ms"], _ = median_ms(ours, inputs, warmup, reps)
+    row["ct3d_peak_mib"] = peak_step_mib(ours, inputs[0])
+    ct3d_grads = [t.grad.clone() for t in (inputs[0], w, b)]
+    with cudnn_tf32(True):
+        row["default_ms"], _ = median_ms(theirs, inputs, warmup, reps)
+        row["default_peak_mib"] = peak_step_mib(theirs, inputs[0])
+    with cudnn_tf32(False):
+        row["fp32_ms"], _ = median_ms(theirs, inputs, warmup, reps)
+
+    # Each backward op alone, against aten's convolution_backward with the same mask.
+    detached = [x.detach() for x in inputs]
+    in_size = list(inputs[0].shape[2:])
+    kernel = list(w.shape[2:])
+
+    def aten_backward(mask):
+        return lambda x: torch.ops.aten.convolution_backward(
+            gy, x, w.detach(), None, stride, padding, dilation, True, output_padding, groups, mask)
+
+    ops = {
+        "dgrad": (lambda x: torch.ops.ct3d.conv_transpose3d_input_backward(
+            gy, w.detach(), in_size, stride, padding, groups, dilation), [True, False, False]),
+        "wgrad": (lambda x: torch.ops.ct3d.conv_transpose3d_weight_backward(
+            x, gy, kernel, stride, padding, groups, dilation), [False, True, False]),
+    }
+    with torch.no_grad():
+        row["forward_ms"], _ = median_ms(lambda x: ct3d_op(x, w, b, *conv_params(conv)), detached,
+                                         warmup, reps)
+        with cudnn_tf32(True):
+            row["forward_default_ms"], _ = median_ms(
+                lambda x: F.conv_transpose3d(x, w, b, *conv_params(conv)), detached, warmup, reps)
+        for name, (fn, mask) in ops.items():
+            row[f"{name}_ms"], _ = median_ms(fn, detached, warmup, reps)
+            with cudnn_tf32(True):
+                row[f"{name}_default_ms"], _ = median_ms(aten_backward(mask), detached, warmup, reps)
+            with cudnn_tf32(False):
+                row[f"{name}_fp32_ms"], _ = median_ms(aten_backward(mask), detached, warmup, reps)
+
+    # float64 reference gradients of the first input set.
+    leaves = [t.detach().double().requires_grad_() for t in (inputs[0], w, b)]
+    F.conv_transpose3d(*leaves, *conv_params(conv)).backward(gy.double())
+    for name, ours_grad, leaf in zip(("input", "weight", "bias"), ct3d_grads, leaves):
+        row[f"err_{name}"] = relative_error(ours_grad, leaf.grad)
+    row["vs_default"] = row["default_ms"] / row["ct3d_ms"]
+    row["vs_fp32"] = row["fp32_ms"] / row["ct3d_ms"]
+    del leaves, inputs, detached, gy
+    torch.cuda.empty_cache()
+    return row
+
+
+def write_chart(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    xs = range(len(rows))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.bar([x - 0.2 for x in xs], [r["vs_default"] for r in rows], 0.4, label="vs PyTorch default (TF32)")
+    ax.bar([x + 0.2 for x in xs], [r["vs_fp32"] for r in rows], 0.4, label="vs strict float32 cuDNN")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(list(xs), [r["label"] for r in rows])
+    ax.set_yscale("log")
+    ax.set_ylabel("speedup (x)")
+    ax.set_title("ct3d training step (forward + 3 gradients), float32-accurate")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--problems", default=",".join(str(p.number) for p in PROBLEMS))
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--input-sets", type=int, default=3)
+    parser.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench_training.py needs a CUDA GPU")
+    env = environment()
+    print(f"# {env['gpu']}, driver {env['driver']}, torch {env['torch']}, CUDA {env['cuda']}, "
+          f"cuDNN {env['cudnn']}", flush=True)
+    rows = []
+    for number in (int(n) for n in args.problems.split(",")):
+        row = run_problem(BY_NUMBER[number], args.reps, args.warmup, args.input_sets)
+        rows.append(row)
+        print(f"[{row['label']}] step ct3d {row['ct3d_ms']:.2f} ms, default {row['default_ms']:.2f}, "
+              f"fp32 {row['fp32_ms']:.2f}; dgrad {row['dgrad_ms']:.2f}/{row['dgrad_default_ms']:.2f}, "
+              f"wgrad {row['wgrad_ms']:.2f}/{row['wgrad_default_ms']:.2f}", flush=True)
+    geo = lambda key: math.exp(sum(math.log(r[key]) for r in rows) / len(rows))  # noqa: E731
+    summary = {"geomean_vs_default": geo("vs_default"), "geomean_vs_fp32": geo("vs_fp32"),
+               "max_err": max(max(r["err_input"], r["err_weight"], r["err_bias"]) for r in rows)}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "training.json").write_text(json.dumps({"env": env, "rows": rows, "summary": summary},
+                                                  indent=1))
+    try:
+        write_chart(rows, out / "training_speedups.png")
+    except ImportError:
+        print("# matplotlib missing: no chart")
+    print()
+    print("| problem | step ct3d ms | default ms | fp32 ms | vs default | vs fp32 | fwd ms (def) | "
+          "dgrad ms (def / fp32) | wgrad ms (def / fp32) | peak MiB ct3d / def | err dx / dw / db |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['label']} | {r['ct3d_ms']:.2f} | {r['default_ms']:.2f} | {r['fp32_ms']:.2f} | "
+              f"{r['vs_default']:.2f}x | {r['vs_fp32']:.2f}x | {r['forward_ms']:.2f} "
+              f"({r['forward_default_ms']:.2f}) | {r['dgrad_ms']:.2f} ({r['dgrad_default_ms']:.2f} / "
+              f"{r['dgrad_fp32_ms']:.2f}) | {r['wgrad_ms']:.2f} ({r['wgrad_default_ms']:.2f} / "
+              f"{r['wgrad_fp32_ms']:.2f}) | {r['ct3d_peak_mib']:.0f} / {r['default_peak_mib']:.0f} | "
+              f"{r['err_input']:.1e} / {r['err_weight']:.1e} / {r['err_bias']:.1e} |")
+    print(f"geomean: {summary['geomean_vs_default']:.2f}x vs default, "
+          f"{summary['geomean_vs_fp32']:.2f}x vs strict fp32; max err {summary['max_err']:.1e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+// The float32 gathering implicit GEMM (3xTF32 tensor cores): the forward over
+// stride phases, and the input gradient as a strided convolution.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include <functional>
+
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+
+namespace ct3d::cuda {
+
+// Whether the engine handles this problem (float32, strides within the per-launch
+// residue limit, sizes within its index types); the direct kernels handle the rest.
+bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype);
+
+// Runs an exact fallback on the stream when the device flag it is given is set
+// (see launch_implicit_gemm).
+using ExactRerun = std::function<void(const int* run_only_if)>;
+
+// source: contiguous float32 (N, groups * reduce_channels, *source extents);
+// weight: contiguous; bias: contiguous or undefined; output: (N, groups *
+// target_channels, *target extents), any strides (contiguous or channels-last),
+// every element written. With exact_rerun set, small groups may be folded into one
+// tile (block-diagonal weights); a non-finite source value would then leak across
+// groups, so the launch flags it and queues exact_rerun behind the GEMM.
+void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
+                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                          cudaStream_t stream, const ExactRerun& exact_rerun = nullptr);
+
+}  // namespace ct3d::cuda

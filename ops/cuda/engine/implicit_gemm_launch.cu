@@ -1,0 +1,208 @@
+// Host side of the gathering implicit GEMM: picks a tile configuration and the
+// group fold, then stages the source channels-last, packs the weights and launches
+// one kernel for all phases on the given stream (the problem itself:
+// implicit_gemm_problem.cpp).
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/implicit_gemm_kernel.cuh"
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/staging.h"
+#include "ops/cuda/engine/weight_packing.cuh"
+
+namespace ct3d::cuda {
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxGridY = 65535;
+constexpr int64_t kMaxShift = 32767;
+// cp.async pipeline depth of every configuration: 4 stages measured 1-2 % slower
+// on 61 and 68 (more shared memory per block, same blocks per SM).
+constexpr int kStages = 3;
+
+// 16-channel tiles a block covers: all of a group's output channels up to 64, so
+// the input gathered into shared memory is used by every channel it feeds. Wider
+// groups take several blocks of 64.
+int channel_tiles_for(int64_t cout_per_group) {
+  return static_cast<int>(std::min<int64_t>((cout_per_group + 15) / 16, 4));
+}
+
+// Consecutive convolution groups that one GEMM group covers. Small groups waste
+// most of a 16-channel mma tile on padding (C_in = C_out = 8 per group pads both
+// to 16: 4x the MMAs); packing f groups block-diagonally into one GEMM group wastes
+// less. Picks the f dividing groups with the fewest 16 x 16 tiles in all.
+int group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
+  int best = 1;
+  int64_t best_tiles = std::numeric_limits<int64_t>::max();
+  for (int64_t f = 1; f <= groups && f * std::max(cin_g, cout_g) <= 64; ++f) {
+    if (groups % f != 0) continue;
+    const int64_t tiles = groups / f * ((f * cin_g + 15) / 16) * ((f * cout_g + 15) / 16);
+    if (tiles < best_tiles) {
+      best = static_cast<int>(f);
+      best_tiles = tiles;
+    }
+  }
+  return best;
+}
+
+StagedLayout staged_layout_of(const PhaseProblem& p, int64_t groups) {
+  StagedLayout layout;
+  layout.groups = groups;
+  layout.channels_per_group = p.cin_per_group;
+  layout.padded_channels_per_group = p.cin_padded;
+  for (int i = 0; i < kSpatialDims; ++i) {
+    layout.extent[i] = p.source_extent[i];
+    layout.halo_low[i] = p.halo_low[i];
+    layout.staged_extent[i] = p.staged_extent[i];
+  }
+  return layout;
+}
+
+// problem: the GEMM with its groups folded `fold` at a time (see group_fold).
+template <class Cfg>
+void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
+                       const at::Tensor& source, const at::Tensor& weight, const at::Tensor& bias,
+                       at::Tensor& output, cudaStream_t stream) {
+  const int64_t groups = problem.groups;
+  const int64_t taps = problem.taps();
+
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, Cfg::kBlockChannels, output);
+  // Outputs no tap reaches are the bias alone: filled first by a plain elementwise
+  // pass, then the GEMM runs over the phases that have taps only.
+  if (p.uncovered_outputs) {
+    if (bias.defined()) {
+      output.copy_(bias.view({1, -1, 1, 1, 1}).expand_as(output));
+    } else {
+      output.zero_();
+    }
+  }
+
+  // The weights are packed and the source staged on every call (both may change
+  // between calls): memory-bound copies, a few percent of the convolution. The pack
+  // runs first: it also clears the non-finite flag that staging may set.
+  const int64_t packed_elements = groups * p.packed_group_stride;
+  at::Tensor packed = at::empty({packed_elements}, weight.options());
+  constexpr int kPackThreads = 256;
+  const int64_t pack_blocks =
+      std::min<int64_t>((packed_elements + kPackThreads - 1) / kPackThreads, 4096);
+  pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
+      weight.const_data_ptr<float>(), problem.weight, packed.mutable_data_ptr<float>(),
+      packed_elements, p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded,
+      p.cout_padded, static_cast<int>(taps), Cfg::WarpTile::kPositionsOnM, nonfinite);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+
+  if (p.phases == 0) return;
+
+  const at::Tensor staged = stage_channels_last(staged_layout_of(p, groups), source, nonfinite, stream);
+  auto kernel = implicit_gemm_phase_kernel<Cfg>;
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
+  const int64_t row_tiles = (p.rows + Cfg::kBlockPositions - 1) / Cfg::kBlockPositions;
+  const dim3 grid(static_cast<unsigned>(row_tiles * p.phases),
+                  static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels),
+                  static_cast<unsigned>(groups));
+  kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
+      p, staged.const_data_ptr<float>(), packed.const_data_ptr<float>(),
+      bias.defined() ? bias.const_data_ptr<float>() : nullptr, output.mutable_data_ptr<float>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) {
+  if (dtype != at::kFloat) return false;
+  int64_t positions_per_sample = 1;
+  int64_t phases = 1;
+  int64_t staged_positions = 1;
+  int64_t source_positions = 1;
+  for (int i = 0; i < kSpatialDims; ++i) {
+    const GatherDim& dim = problem.dim[i];
+    // One launch covers kMaxResidues residues per dimension; positions, shifts and
+    // in-sample row numbers are 32-bit. Tensor offsets are 64-bit throughout.
+    if (static_cast<int64_t>(dim.phases.size()) > kMaxResidues) return false;
+    if (dim.source_extent > kMaxShift || dim.target_extent > kMaxShift) return false;
+    for (const PhaseDimPlan& plan : dim.phases) {
+      for (const int64_t shift : plan.input_shift) {
+        if (shift > kMaxShift || shift < -kMaxShift) return false;
+      }
+    }
+    const StagedExtent halo = staged_halo(dim);
+    staged_positions *= dim.source_extent + halo.low + halo.high;
+    source_positions *= dim.source_extent;
+    positions_per_sample *= dim.phases[0].positions;
+    phases *= static_cast<int64_t>(dim.phases.size());
+  }
+  const int64_t cout_g = problem.target_channels;
+  const int64_t channel_tiles = channel_tiles_for(cout_g);
+  const int64_t column_blocks = (cout_g + 16 * channel_tiles - 1) / (16 * channel_tiles);
+  const int64_t rows = problem.batch * positions_per_sample;
+  const int64_t padded_channels = problem.groups * round_up(problem.reduce_channels, kBlockK);
+  // The halo costs memory in proportion to the staged source: allowed up to 4x the
+  // source's positions, or any size up to 2^26 floats (256 MB) per sample.
+  const bool halo_affordable = staged_positions <= 4 * source_positions ||
+                               staged_positions * padded_channels <= (int64_t{1} << 26);
+  // The staging pass's grid: 64 staged positions x 64 channels per block.
+  return halo_affordable && staged_positions < kMaxInt &&
+         padded_channels < kMaxStagedChannels && positions_per_sample < kMaxInt / 2 &&
+         rows / 64 * phases < kMaxInt && problem.groups <= kMaxGridY &&
+         column_blocks <= kMaxGridY && problem.reduce_channels < kMaxInt / 2 &&
+         cout_g < kMaxInt / 2;
+}
+
+void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
+                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                          cudaStream_t stream, const ExactRerun& exact_rerun) {
+  // Warp tiles: the group's 16-channel tiles x 8 position tiles (4 where 3 or 4
+  // channel tiles would leave too few registers for 3 blocks per multiprocessor),
+  // or positions on M for 17-24 channels. Measured slower (docs/KERNEL_LOG.md):
+  // blocks of 8 warps (10-45 %), 2 x 2 warps splitting 64 channels (68: +5 %);
+  // positions on M for 16 channels and 4 blocks per SM for them changed nothing.
+  // Folding needs the exact rerun, which writes contiguous outputs only.
+  const int fold = exact_rerun && output.is_contiguous()
+                       ? group_fold(problem.groups, problem.reduce_channels,
+                                    problem.target_channels)
+                       : 1;
+  GatherProblem folded = problem;
+  folded.groups = problem.groups / fold;
+  folded.reduce_channels = problem.reduce_channels * fold;
+  folded.target_channels = problem.target_channels * fold;
+  // With folded groups, a NaN or Inf source value times a structural zero weight
+  // would leak into other groups' outputs. The staging pass flags non-finite
+  // values, and the exact rerun, queued behind the GEMM, recomputes the output
+  // when the flag is set (and returns at once when it is not: ~10 us).
+  at::Tensor nonfinite;
+  if (fold > 1) nonfinite = at::empty({1}, source.options().dtype(at::kInt));
+  int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
+  const int64_t cout = folded.target_channels;
+  if (cout > 16 && cout <= 24) {
+    // Positions on M and three 8-channel tiles: no padding to 32 channels.
+    launch_all_phases<TileConfig<4, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, source,
+                                                                  weight, bias, output, stream);
+  } else {
+    switch (channel_tiles_for(cout)) {
+      case 1:
+        launch_all_phases<TileConfig<4, ChannelsOnM<1, 8>, kStages>>(folded, fold, flag, source,
+                                                                     weight, bias, output, stream);
+        break;
+      case 2:
+        launch_all_phases<TileConfig<4, ChannelsOnM<2, 8>, kStages>>(folded, fold, flag, source,
+                                                                     weight, bias, output, stream);
+        break;
+      case 3:
+        launch_all_phases<TileConfig<4, ChannelsOnM<3, 4>, kStages>>(folded, fold, flag, source,
+                                                                     weight, bias, output, stream);
+        break;
+      default:
+        launch_all_phases<TileConfig<4, ChannelsOnM<4, 4>, kStages>>(folded, fold, flag, source,
+                                                                     weight, bias, output, stream);
+        break;
+    }
+  }
+  if (fold > 1) exact_rerun(flag);
+}
+
+}  // namespace ct3d::cuda

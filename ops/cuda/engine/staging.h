@@ -1,0 +1,34 @@
+// Host side of the staging pass (implicit_gemm_staging.cuh): every implicit GEMM
+// reads its gathered operands channels-last, with a zero halo around the spatial
+// extents and each group's channels zero-padded to the GEMM's channel chunk.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ct3d::cuda {
+
+// Most padded channels (groups x padded channels per group) the staging grid
+// covers: 65535 blocks of 64.
+constexpr int64_t kMaxStagedChannels = int64_t{65535} * 64;
+
+struct StagedLayout {
+  int64_t groups = 1, channels_per_group = 1;
+  int64_t padded_channels_per_group = 1;  // a multiple of 4 (16-byte rows)
+  int64_t extent[3] = {1, 1, 1};          // the source's spatial extents
+  int64_t halo_low[3] = {0, 0, 0};        // staged index = source index + halo_low
+  int64_t staged_extent[3] = {1, 1, 1};   // extent plus both halos
+
+  int64_t padded_channels() const { return groups * padded_channels_per_group; }
+  int64_t staged_positions() const { return staged_extent[0] * staged_extent[1] * staged_extent[2]; }
+};
+
+// source: contiguous float32 (N, groups * channels_per_group, *extent). Returns
+// (N, D', H', W', groups, padded_channels_per_group) as a flat tensor. With
+// `nonfinite` set, any NaN or Inf read sets *nonfinite to 1.
+at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,
+                               int* nonfinite, cudaStream_t stream);
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,30 @@
+// The float32 weight gradient on tensor cores (3xTF32): an implicit GEMM whose
+// reduction runs over batch x input positions, split across blocks and summed in
+// a fixed order (deterministic, no atomics).
+//
+// grad_weight[ci][co][k] = sum over (n, i) of input[n][ci][i] *
+//                          grad_output[n][co][i * stride - padding + k * dilation]
+// GEMM view, per (folded) group and tap: input channels on M, output channels on
+// N, positions on K. Both operands are staged channels-last (staging.h), the
+// grad_output with a zero halo so that every tap of every position reads inside.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include "ops/conv_geometry.h"
+
+namespace ct3d::cuda {
+
+bool weight_gradient_supports(const ConvGeometry& geometry, at::ScalarType dtype);
+
+// input: contiguous (N, C_in, *input); grad_output: contiguous (N, C_out, *output);
+// grad_weight: contiguous (C_in, C_out / groups, *kernel), every element written.
+// Workspace: the per-split partial tiles, at most kWeightGradientWorkspaceFloats.
+void launch_weight_gradient(const ConvGeometry& geometry, const at::Tensor& input,
+                            const at::Tensor& grad_output, at::Tensor& grad_weight,
+                            cudaStream_t stream);
+
+constexpr int64_t kWeightGradientWorkspaceFloats = int64_t{1} << 24;  // 64 MB
+
+}  // namespace ct3d::cuda

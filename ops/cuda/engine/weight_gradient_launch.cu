@@ -1,0 +1,202 @@
+// Host side of the weight gradient: folds small groups, stages both operands
+// channels-last, picks the split of the reduction, and launches the split GEMM
+// and the ordered sum of its partial tiles on the given stream.
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "ops/cuda/engine/staging.h"
+#include "ops/cuda/engine/weight_gradient.h"
+#include "ops/cuda/engine/weight_gradient_kernel.cuh"
+
+namespace ct3d::cuda {
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxGrid = 65535;
+constexpr int kWarpTileChannels = 32;
+// Enough warps for two full waves at 16 warps per multiprocessor; the split never
+// goes below kMinStagesPerSplit stages (512 positions), which keeps a block's
+// pipeline and epilogue worth their setup.
+constexpr int kTargetWarpsPerMultiprocessor = 32;
+constexpr int64_t kMinStagesPerSplit = 32;
+
+// Consecutive convolution groups one GEMM group covers (as the forward's fold):
+// block-diagonal tiles whose off-diagonal blocks are computed and dropped. Picks
+// the divisor of groups with the fewest 32 x 32 tiles.
+int64_t group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
+  int64_t best = 1, best_tiles = std::numeric_limits<int64_t>::max();
+  for (int64_t f = 1; f <= groups && f * std::max(cin_g, cout_g) <= 64; ++f) {
+    if (groups % f != 0) continue;
+    const int64_t tiles = groups / f * ((f * cin_g + 31) / 32) * ((f * cout_g + 31) / 32);
+    if (tiles < best_tiles) {
+      best = f;
+      best_tiles = tiles;
+    }
+  }
+  return best;
+}
+
+// Warps along a channel dimension: two (64 channels) when more than 32 channels.
+int warps_for(int64_t channels) { return channels > kWarpTileChannels ? 2 : 1; }
+
+struct WgradPlan {
+  int64_t fold, groups, cin, cout;  // folded groups and their channels
+  int warps_m, warps_n;
+  StagedLayout input, output;
+};
+
+WgradPlan plan_weight_gradient(const ConvGeometry& g) {
+  WgradPlan plan;
+  plan.fold = group_fold(g.groups, g.in_channels_per_group(), g.out_channels_per_group());
+  plan.groups = g.groups / plan.fold;
+  plan.cin = plan.fold * g.in_channels_per_group();
+  plan.cout = plan.fold * g.out_channels_per_group();
+  plan.warps_m = warps_for(plan.cin);
+  plan.warps_n = warps_for(plan.cout);
+  const int64_t block_m = kWarpTileChannels * plan.warps_m;
+  const int64_t block_n = kWarpTileChannels * plan.warps_n;
+  plan.input.groups = plan.output.groups = plan.groups;
+  plan.input.channels_per_group = plan.cin;
+  plan.input.padded_channels_per_group = (plan.cin + block_m - 1) / block_m * block_m;
+  plan.output.channels_per_group = plan.cout;
+  plan.output.padded_channels_per_group = (plan.cout + block_n - 1) / block_n * block_n;
+  for (int i = 0; i < kSpatialDims; ++i) {
+    const DimGeometry& d = g.dim[i];
+    plan.input.extent[i] = plan.input.staged_extent[i] = d.input;
+    // grad_output rows of every tap of every input index: output_index(0, 0) is
+    // the lowest, output_index(input - 1, kernel - 1) the highest.
+    const int64_t low = std::max<int64_t>(0, -d.output_index(0, 0));
+    const int64_t high = std::max<int64_t>(0, d.output_index(d.input - 1, d.kernel - 1) - (d.output - 1));
+    plan.output.extent[i] = d.output;
+    plan.output.halo_low[i] = low;
+    plan.output.staged_extent[i] = d.output + low + high;
+  }
+  return plan;
+}
+
+template <class Cfg>
+void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::Tensor& input,
+                       const at::Tensor& grad_output, at::Tensor& grad_weight,
+                       cudaStream_t stream) {
+  WgradProblem p{};
+  p.positions = g.batch * g.input_positions();
+  p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;
+  p.positions_per_sample = static_cast<int>(g.input_positions());
+  p.per_sample = FastDivider(static_cast<uint32_t>(g.input_positions()));
+  p.width = FastDivider(static_cast<uint32_t>(g.dim[2].input));
+  p.height = FastDivider(static_cast<uint32_t>(g.dim[1].input));
+  p.input_padded = static_cast<int>(plan.input.padded_channels_per_group);
+  p.input_position_stride = plan.input.padded_channels();
+  p.output_padded = static_cast<int>(plan.output.padded_channels_per_group);
+  int64_t index_stride = plan.output.padded_channels();
+  p.tap_origin = 0;
+  for (int i = kSpatialDims - 1; i >= 0; --i) {
+    const DimGeometry& d = g.dim[i];
+    p.output_index_stride[i] = index_stride;
+    p.output_row_stride[i] = d.stride * index_stride;
+    p.tap_stride[i] = d.dilation * index_stride;
+    p.tap_origin += d.output_index(0, 0) * index_stride + plan.output.halo_low[i] * index_stride;
+    p.kernel[i] = static_cast<int>(d.kernel);
+    index_stride *= plan.output.staged_extent[i];
+  }
+  p.output_batch_stride = index_stride;
+  p.taps = static_cast<int>(g.taps());
+  p.channel_blocks_m = static_cast<int>(plan.input.padded_channels_per_group / Cfg::kBlockM);
+  p.channel_blocks_n = static_cast<int>(plan.output.padded_channels_per_group / Cfg::kBlockN);
+  p.groups = static_cast<int>(plan.groups);
+
+  // Split the reduction so that the grid fills the GPU, within the workspace bound.
+  const int64_t tiles = plan.groups * p.taps * p.channel_blocks_m * p.channel_blocks_n;
+  int multiprocessors = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
+                                        c10::cuda::current_device()));
+  const int64_t wanted_blocks = int64_t{multiprocessors} * kTargetWarpsPerMultiprocessor / Cfg::kWarps;
+  int64_t splits = std::max<int64_t>(1, (wanted_blocks + tiles - 1) / tiles);
+  splits = std::min(splits, std::max<int64_t>(1, p.total_stages / kMinStagesPerSplit));
+  splits = std::min(splits, std::max<int64_t>(1, kWeightGradientWorkspaceFloats /
+                                                     (tiles * Cfg::kTileFloats)));
+  splits = std::min(splits, kMaxInt);
+  const int64_t stages_per_split = (p.total_stages + splits - 1) / splits;
+  TORCH_INTERNAL_ASSERT(stages_per_split < kMaxInt);
+  p.stages_per_split = static_cast<int>(stages_per_split);
+  splits = (p.total_stages + stages_per_split - 1) / stages_per_split;
+
+  const at::Tensor staged_input = stage_channels_last(plan.input, input, nullptr, stream);
+  const at::Tensor staged_output = stage_channels_last(plan.output, grad_output, nullptr, stream);
+  at::Tensor workspace = at::empty({splits * tiles * Cfg::kTileFloats}, input.options());
+
+  auto kernel = weight_gradient_kernel<Cfg>;
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
+  const dim3 grid(static_cast<unsigned>(splits),
+                  static_cast<unsigned>(p.taps * p.channel_blocks_m * p.channel_blocks_n),
+                  static_cast<unsigned>(plan.groups));
+  kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
+      p, staged_input.const_data_ptr<float>(), staged_output.const_data_ptr<float>(),
+      workspace.mutable_data_ptr<float>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+
+  WgradSumShape sum{};
+  sum.split_floats = tiles * Cfg::kTileFloats;
+  sum.splits = static_cast<int>(splits);
+  sum.taps = p.taps;
+  sum.channel_blocks_m = p.channel_blocks_m;
+  sum.channel_blocks_n = p.channel_blocks_n;
+  sum.fold = static_cast<int>(plan.fold);
+  sum.cin_per_group = static_cast<int>(g.in_channels_per_group());
+  sum.cout_per_group = static_cast<int>(g.out_channels_per_group());
+  constexpr int kSumThreads = 256;
+  const int64_t sum_blocks =
+      std::min<int64_t>((sum.split_floats + kSumThreads - 1) / kSumThreads, 65535);
+  sum_weight_gradient_splits_kernel<Cfg::kBlockM, Cfg::kBlockN>
+      <<<sum_blocks, kSumThreads, 0, stream>>>(sum, workspace.const_data_ptr<float>(),
+                                               grad_weight.mutable_data_ptr<float>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool weight_gradient_supports(const ConvGeometry& g, at::ScalarType dtype) {
+  if (dtype != at::kFloat) return false;
+  if (g.batch * g.input_positions() == 0) return false;
+  const WgradPlan plan = plan_weight_gradient(g);
+  const int64_t block_m = kWarpTileChannels * plan.warps_m;
+  const int64_t block_n = kWarpTileChannels * plan.warps_n;
+  const int64_t channel_blocks = plan.input.padded_channels_per_group / block_m *
+                                 (plan.output.padded_channels_per_group / block_n);
+  const int64_t staged_positions = plan.output.staged_positions();
+  // The halo of the staged grad_output: allowed up to 4x its positions, or any
+  // size up to 2^26 floats per sample (as the forward's staging).
+  const bool halo_affordable =
+      staged_positions <= 4 * g.output_positions() ||
+      staged_positions * plan.output.padded_channels() <= (int64_t{1} << 26);
+  for (int i = 0; i < kSpatialDims; ++i) {
+    if (g.dim[i].kernel > kMaxGrid) return false;
+  }
+  return halo_affordable && staged_positions < kMaxInt && g.input_positions() < kMaxInt - 64 &&
+         plan.input.padded_channels() < kMaxStagedChannels &&
+         plan.output.padded_channels() < kMaxStagedChannels && plan.groups <= kMaxGrid &&
+         g.taps() * channel_blocks <= kMaxGrid && plan.cin < kMaxInt / 2 &&
+         plan.cout < kMaxInt / 2;
+}
+
+void launch_weight_gradient(const ConvGeometry& g, const at::Tensor& input,
+                            const at::Tensor& grad_output, at::Tensor& grad_weight,
+                            cudaStream_t stream) {
+  const WgradPlan plan = plan_weight_gradient(g);
+  if (plan.warps_m == 1 && plan.warps_n == 1) {
+    launch_split_gemm<WgradConfig<1, 1>>(g, plan, input, grad_output, grad_weight, stream);
+  } else if (plan.warps_m == 1) {
+    launch_split_gemm<WgradConfig<1, 2>>(g, plan, input, grad_output, grad_weight, stream);
+  } else if (plan.warps_n == 1) {
+    launch_split_gemm<WgradConfig<2, 1>>(g, plan, input, grad_output, grad_weight, stream);
+  } else {
+    launch_split_gemm<WgradConfig<2, 2>>(g, plan, input, grad_output, grad_weight, stream);
+  }
+}
+
+}  // namespace ct3d::cuda

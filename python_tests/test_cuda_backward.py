@@ -1,0 +1,170 @@
+"""The backward ops on the GPU (float32: the implicit-GEMM engine) against float64.
+Skipped without a CUDA GPU."""
+
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from cases import conv_args, make_tensors, random_case, relative_error
+from conftest import requires_cuda
+from test_cuda_op import FLOAT32_BAR, poison_allocator
+
+pytestmark = requires_cuda
+
+
+def float64_gradients(x, w, b, case, grad_output):
+    """dL/dx, dL/dw, dL/db of PyTorch's own transposed convolution, float64 on the CPU."""
+    leaves = [t.detach().double().cpu().requires_grad_() if t is not None else None
+              for t in (x, w, b)]
+    out = F.conv_transpose3d(*leaves, *conv_args(case))
+    out.backward(grad_output.double().cpu())
+    return [t.grad if t is not None else None for t in leaves]
+
+
+def ct3d_gradients(x, w, b, case, grad_output):
+    leaves = [t.detach().clone().requires_grad_() if t is not None else None for t in (x, w, b)]
+    out = torch.ops.ct3d.conv_transpose3d(*leaves, *conv_args(case))
+    poison_allocator(64 << 20)  # the gradients are allocated from NaN-filled memory
+    out.backward(grad_output)
+    return [t.grad if t is not None else None for t in leaves]
+
+
+def check_gradients(case, dtype=torch.float32, bar=FLOAT32_BAR):
+    x, w, b = make_tensors(case, dtype, "cuda")
+    out_shape = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case)).shape
+    grad_output = torch.randn(out_shape, dtype=dtype, device="cuda")
+    ours = ct3d_gradients(x, w, b, case, grad_output)
+    reference = float64_gradients(x, w, b, case, grad_output)
+    for name, got, ref in zip(("input", "weight", "bias"), ours, reference):
+        if ref is None:
+            continue
+        assert got.dtype == dtype and not got.isnan().any(), (name, case)
+        assert relative_error(got, ref) <= bar, (name, relative_error(got, ref), case)
+
+
+@pytest.mark.parametrize("index", range(160))
+def test_random_sweep_float32_gradients(index):
+    rng = random.Random(31000 + index)
+    case = random_case(rng, max_spatial=9, max_channels=20)
+    case["batch"] = rng.randint(1, 4)
+    check_gradients(case)
+
+
+BACKWARD_EDGE_CASES = [
+    # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
+    (2, 40, 70, (5, 9, 13), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
+    (1, 17, 9, (7, 11, 19), (2, 3, 4), (2, 3, 1), (0, 1, 2), (1, 2, 0), 1, (1, 1, 2)),
+    (3, 24, 48, (4, 6, 33), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), 4, (1, 1, 1)),
+    (2, 32, 64, (6, 7, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), 1, (2, 2, 2)),
+    (1, 6, 130, (3, 4, 5), (1, 2, 3), (3, 1, 2), (0, 0, 1), (2, 0, 1), 2, (1, 3, 1)),
+    (2, 48, 24, (9, 10, 11), (3, 3, 3), (1, 1, 1), (2, 0, 1), (0, 0, 0), 3, (2, 1, 1)),
+    (2, 100, 36, (3, 5, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 32, 32, (4, 6, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), 4, (1, 1, 1)),
+    (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 2, 1), (1, 1, 1), (0, 1, 0), 16, (1, 1, 1)),
+    (1, 2, 2, (2, 2, 2), (40, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 8, 8, (3, 4, 5), (3, 3, 3), (1, 1, 1), (5, 4, 6), (0, 0, 0), 1, (2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("params", BACKWARD_EDGE_CASES)
+def test_tile_edges_groups_dilation_output_padding_gradients(params):
+    batch, cin, cout, spatial, kernel, stride, padding, out_pad, groups, dilation = params
+    case = dict(batch=batch, cin=cin, cout=cout, spatial=list(spatial), kernel=list(kernel),
+                stride=list(stride), padding=list(padding), output_padding=list(out_pad),
+                groups=groups, dilation=list(dilation), bias=True, batched=True)
+    check_gradients(case)
+
+
+def test_kernelbench_shapes_scaled_down_gradients():
+    from ct3d.problems import PROBLEMS
+    for problem in PROBLEMS:
+        conv = problem.conv
+        case = dict(batch=2, cin=conv["in_channels"], cout=conv["out_channels"],
+                    spatial=list(problem.input_shape(batch=2, spatial_scale=4)[2:]),
+                    kernel=list(torch.nn.modules.utils._triple(conv["kernel_size"])),
+                    stride=list(torch.nn.modules.utils._triple(conv.get("stride", 1))),
+                    padding=list(torch.nn.modules.utils._triple(conv.get("padding", 0))),
+                    output_padding=list(torch.nn.modules.utils._triple(conv.get("output_padding", 0))),
+                    groups=conv.get("groups", 1),
+                    dilation=list(torch.nn.modules.utils._triple(conv.get("dilation", 1))),
+                    bias=True, batched=True)
+        check_gradients(case)
+
+
+def test_half_types_gradients_stay_correct():
+    for dtype, bar in ((torch.float16, 3e-3), (torch.bfloat16, 2e-2)):
+        for index in range(6):
+            case = random_case(random.Random(32000 + index), max_channels=12)
+            check_gradients(case, dtype, bar)
+
+
+def test_gradients_are_bitwise_deterministic():
+    case = dict(batch=3, cin=24, cout=40, spatial=[7, 9, 11], kernel=[3, 3, 3], stride=[2, 1, 2],
+                padding=[1, 1, 0], output_padding=[1, 0, 0], groups=1, dilation=[1, 1, 1],
+                bias=True, batched=True)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    out_shape = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case)).shape
+    grad_output = torch.randn(out_shape, device="cuda")
+    first = ct3d_gradients(x, w, b, case, grad_output)
+    torch.use_deterministic_algorithms(True)
+    try:
+        for _ in range(3):
+            again = ct3d_gradients(x, w, b, case, grad_output)
+            for a, c in zip(first, again):
+                assert torch.equal(a, c)
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+def test_weight_gradient_over_ten_million_positions():
+    # Batch 64 at 64^3: the reduction of every weight element runs over 16.8 M
+    # positions, split across blocks and summed in order.
+    torch.manual_seed(5)
+    x = torch.rand(64, 8, 64, 64, 64, device="cuda")
+    w = torch.randn(8, 16, 3, 3, 3, device="cuda")
+    args = ([1, 1, 1], [1, 1, 1], 1, [1, 1, 1])
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, [1], [1], [0], 1, [1])
+    grad_output = torch.randn_like(out)
+    poison_allocator(64 << 20)
+    grad_weight = torch.ops.ct3d.conv_transpose3d_weight_backward(x, grad_output, [3, 3, 3], *args)
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double(), x.double(), w.double(), None, [1, 1, 1], [1, 1, 1], [1, 1, 1], True,
+        [0, 0, 0], 1, [False, True, False])[1]
+    assert relative_error(grad_weight, reference) <= FLOAT32_BAR
+    grad_input = torch.ops.ct3d.conv_transpose3d_input_backward(grad_output, w, [64, 64, 64], *args)
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double(), x.double(), w.double(), None, [1, 1, 1], [1, 1, 1], [1, 1, 1], True,
+        [0, 0, 0], 1, [True, False, False])[0]
+    assert relative_error(grad_input, reference) <= FLOAT32_BAR
+
+
+def test_gradients_with_more_than_2_31_elements():
+    # 32 x 256 x 512 x 513 = 2.15e9 elements per tensor, past 32-bit offsets.
+    free, _ = torch.cuda.mem_get_info()
+    if free < 80 << 30:
+        pytest.skip("needs 80 GiB of free GPU memory")
+    torch.manual_seed(6)
+    shape = (1, 32, 256, 512, 513)
+    assert torch.Size(shape).numel() > 2**31
+    x = torch.rand(shape, device="cuda")
+    grad_output = torch.randn(shape, device="cuda")
+    w = torch.randn(32, 32, 1, 1, 1, device="cuda")
+    args = ([1], [0], 1, [1])
+    grad_input = torch.ops.ct3d.conv_transpose3d_input_backward(grad_output, w, list(shape[2:]),
+                                                                *args)
+    # Kernel 1: grad_input[ci, p] = sum over co of w[ci, co] grad_output[co, p]. Check
+    # the first and the last planes (the last lie past 2^31 floats).
+    w64 = w.double().view(32, 32)
+    for plane in (0, shape[2] - 1):
+        ref = torch.einsum("ic,chw->ihw", w64, grad_output[0, :, plane].double())
+        assert relative_error(grad_input[0, :, plane], ref) <= FLOAT32_BAR
+    del grad_input
+    grad_weight = torch.ops.ct3d.conv_transpose3d_weight_backward(x, grad_output, [1, 1, 1], *args)
+    ref = torch.zeros(32, 32, dtype=torch.float64, device="cuda")
+    for plane in range(0, shape[2], 32):
+        xs = x[0, :, plane:plane + 32].reshape(32, -1).double()
+        gs = grad_output[0, :, plane:plane + 32].reshape(32, -1).double()
+        ref += xs @ gs.T
+    assert relative_error(grad_weight.view(32, 32), ref) <= FLOAT32_BAR
