@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/engine/weight_gradient_kernel.cuh"
@@ -17,35 +18,43 @@ namespace {
 
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxGrid = 65535;
-constexpr int kWarpTileChannels = 32;
 // Enough warps for two full waves at 16 warps per multiprocessor; the split never
 // goes below kMinStagesPerSplit stages (512 positions), which keeps a block's
-// pipeline and epilogue worth their setup.
+// pipeline and epilogue worth their setup, and aims at no more than
+// kMaxStagesPerSplit stages, which bounds the rounding of a block's running sum.
 constexpr int kTargetWarpsPerMultiprocessor = 32;
 constexpr int64_t kMinStagesPerSplit = 32;
+constexpr int64_t kMaxStagesPerSplit = 2048;
+
+// Input channels a block covers: 16 per m-tile, up to 64 (4 m-tiles).
+int64_t padded_input_channels(int64_t channels) {
+  return channels > 64 ? round_up(channels, 64) : round_up(channels, 16);
+}
+// Output channels a block covers: 16 (one warp of 2 n-tiles), 32 (one warp of 4)
+// or 64 (two warps of 4).
+int64_t padded_output_channels(int64_t channels) {
+  return channels <= 16 ? 16 : channels <= 32 ? 32 : round_up(channels, 64);
+}
 
 // Consecutive convolution groups one GEMM group covers (as the forward's fold):
 // block-diagonal tiles whose off-diagonal blocks are computed and dropped. Picks
-// the divisor of groups with the fewest 32 x 32 tiles.
+// the divisor of groups with the fewest multiply-adds in padded tiles.
 int64_t group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
-  int64_t best = 1, best_tiles = std::numeric_limits<int64_t>::max();
+  int64_t best = 1, best_cost = std::numeric_limits<int64_t>::max();
   for (int64_t f = 1; f <= groups && f * std::max(cin_g, cout_g) <= 64; ++f) {
     if (groups % f != 0) continue;
-    const int64_t tiles = groups / f * ((f * cin_g + 31) / 32) * ((f * cout_g + 31) / 32);
-    if (tiles < best_tiles) {
+    const int64_t cost =
+        groups / f * padded_input_channels(f * cin_g) * padded_output_channels(f * cout_g);
+    if (cost < best_cost) {
       best = f;
-      best_tiles = tiles;
+      best_cost = cost;
     }
   }
   return best;
 }
 
-// Warps along a channel dimension: two (64 channels) when more than 32 channels.
-int warps_for(int64_t channels) { return channels > kWarpTileChannels ? 2 : 1; }
-
 struct WgradPlan {
   int64_t fold, groups, cin, cout;  // folded groups and their channels
-  int warps_m, warps_n;
   StagedLayout input, output;
 };
 
@@ -55,22 +64,19 @@ WgradPlan plan_weight_gradient(const ConvGeometry& g) {
   plan.groups = g.groups / plan.fold;
   plan.cin = plan.fold * g.in_channels_per_group();
   plan.cout = plan.fold * g.out_channels_per_group();
-  plan.warps_m = warps_for(plan.cin);
-  plan.warps_n = warps_for(plan.cout);
-  const int64_t block_m = kWarpTileChannels * plan.warps_m;
-  const int64_t block_n = kWarpTileChannels * plan.warps_n;
   plan.input.groups = plan.output.groups = plan.groups;
   plan.input.channels_per_group = plan.cin;
-  plan.input.padded_channels_per_group = (plan.cin + block_m - 1) / block_m * block_m;
+  plan.input.padded_channels_per_group = padded_input_channels(plan.cin);
   plan.output.channels_per_group = plan.cout;
-  plan.output.padded_channels_per_group = (plan.cout + block_n - 1) / block_n * block_n;
+  plan.output.padded_channels_per_group = padded_output_channels(plan.cout);
   for (int i = 0; i < kSpatialDims; ++i) {
     const DimGeometry& d = g.dim[i];
     plan.input.extent[i] = plan.input.staged_extent[i] = d.input;
     // grad_output rows of every tap of every input index: output_index(0, 0) is
     // the lowest, output_index(input - 1, kernel - 1) the highest.
     const int64_t low = std::max<int64_t>(0, -d.output_index(0, 0));
-    const int64_t high = std::max<int64_t>(0, d.output_index(d.input - 1, d.kernel - 1) - (d.output - 1));
+    const int64_t high =
+        std::max<int64_t>(0, d.output_index(d.input - 1, d.kernel - 1) - (d.output - 1));
     plan.output.extent[i] = d.output;
     plan.output.halo_low[i] = low;
     plan.output.staged_extent[i] = d.output + low + high;
@@ -96,7 +102,6 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
   p.tap_origin = 0;
   for (int i = kSpatialDims - 1; i >= 0; --i) {
     const DimGeometry& d = g.dim[i];
-    p.output_index_stride[i] = index_stride;
     p.output_row_stride[i] = d.stride * index_stride;
     p.tap_stride[i] = d.dilation * index_stride;
     p.tap_origin += d.output_index(0, 0) * index_stride + plan.output.halo_low[i] * index_stride;
@@ -114,8 +119,9 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
   int multiprocessors = 0;
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
                                         c10::cuda::current_device()));
-  const int64_t wanted_blocks = int64_t{multiprocessors} * kTargetWarpsPerMultiprocessor / Cfg::kWarps;
+  const int64_t wanted_blocks = int64_t{multiprocessors} * kTargetWarpsPerMultiprocessor / Cfg::kWarpsN;
   int64_t splits = std::max<int64_t>(1, (wanted_blocks + tiles - 1) / tiles);
+  splits = std::max(splits, (p.total_stages + kMaxStagesPerSplit - 1) / kMaxStagesPerSplit);
   splits = std::min(splits, std::max<int64_t>(1, p.total_stages / kMinStagesPerSplit));
   splits = std::min(splits, std::max<int64_t>(1, kWeightGradientWorkspaceFloats /
                                                      (tiles * Cfg::kTileFloats)));
@@ -146,16 +152,34 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
   sum.taps = p.taps;
   sum.channel_blocks_m = p.channel_blocks_m;
   sum.channel_blocks_n = p.channel_blocks_n;
+  sum.block_m = Cfg::kBlockM;
+  sum.block_n = Cfg::kBlockN;
   sum.fold = static_cast<int>(plan.fold);
   sum.cin_per_group = static_cast<int>(g.in_channels_per_group());
   sum.cout_per_group = static_cast<int>(g.out_channels_per_group());
   constexpr int kSumThreads = 256;
   const int64_t sum_blocks =
       std::min<int64_t>((sum.split_floats + kSumThreads - 1) / kSumThreads, 65535);
-  sum_weight_gradient_splits_kernel<Cfg::kBlockM, Cfg::kBlockN>
-      <<<sum_blocks, kSumThreads, 0, stream>>>(sum, workspace.const_data_ptr<float>(),
+  sum_weight_gradient_splits_kernel<<<sum_blocks, kSumThreads, 0, stream>>>(sum, workspace.const_data_ptr<float>(),
                                                grad_weight.mutable_data_ptr<float>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Calls launch_split_gemm with the configuration whose block covers the plan's
+// padded channels: m-tiles along the input channels, warps of n-tiles along the
+// output channels.
+template <int kMTiles>
+void launch_for_m_tiles(const ConvGeometry& g, const WgradPlan& plan, const at::Tensor& input,
+                        const at::Tensor& grad_output, at::Tensor& grad_weight,
+                        cudaStream_t stream) {
+  const int64_t n = plan.output.padded_channels_per_group;
+  if (n == 16) {
+    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(g, plan, input, grad_output, grad_weight, stream);
+  } else if (n == 32) {
+    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(g, plan, input, grad_output, grad_weight, stream);
+  } else {
+    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(g, plan, input, grad_output, grad_weight, stream);
+  }
 }
 
 }  // namespace
@@ -164,19 +188,16 @@ bool weight_gradient_supports(const ConvGeometry& g, at::ScalarType dtype) {
   if (dtype != at::kFloat) return false;
   if (g.batch * g.input_positions() == 0) return false;
   const WgradPlan plan = plan_weight_gradient(g);
-  const int64_t block_m = kWarpTileChannels * plan.warps_m;
-  const int64_t block_n = kWarpTileChannels * plan.warps_n;
-  const int64_t channel_blocks = plan.input.padded_channels_per_group / block_m *
-                                 (plan.output.padded_channels_per_group / block_n);
+  const int64_t channel_blocks = plan.input.padded_channels_per_group /
+                                 std::min<int64_t>(64, plan.input.padded_channels_per_group) *
+                                 (plan.output.padded_channels_per_group /
+                                  std::min<int64_t>(64, plan.output.padded_channels_per_group));
   const int64_t staged_positions = plan.output.staged_positions();
   // The halo of the staged grad_output: allowed up to 4x its positions, or any
   // size up to 2^26 floats per sample (as the forward's staging).
   const bool halo_affordable =
       staged_positions <= 4 * g.output_positions() ||
       staged_positions * plan.output.padded_channels() <= (int64_t{1} << 26);
-  for (int i = 0; i < kSpatialDims; ++i) {
-    if (g.dim[i].kernel > kMaxGrid) return false;
-  }
   return halo_affordable && staged_positions < kMaxInt && g.input_positions() < kMaxInt - 64 &&
          plan.input.padded_channels() < kMaxStagedChannels &&
          plan.output.padded_channels() < kMaxStagedChannels && plan.groups <= kMaxGrid &&
@@ -188,14 +209,19 @@ void launch_weight_gradient(const ConvGeometry& g, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream) {
   const WgradPlan plan = plan_weight_gradient(g);
-  if (plan.warps_m == 1 && plan.warps_n == 1) {
-    launch_split_gemm<WgradConfig<1, 1>>(g, plan, input, grad_output, grad_weight, stream);
-  } else if (plan.warps_m == 1) {
-    launch_split_gemm<WgradConfig<1, 2>>(g, plan, input, grad_output, grad_weight, stream);
-  } else if (plan.warps_n == 1) {
-    launch_split_gemm<WgradConfig<2, 1>>(g, plan, input, grad_output, grad_weight, stream);
-  } else {
-    launch_split_gemm<WgradConfig<2, 2>>(g, plan, input, grad_output, grad_weight, stream);
+  switch (std::min<int64_t>(plan.input.padded_channels_per_group, 64) / 16) {
+    case 1:
+      launch_for_m_tiles<1>(g, plan, input, grad_output, grad_weight, stream);
+      break;
+    case 2:
+      launch_for_m_tiles<2>(g, plan, input, grad_output, grad_weight, stream);
+      break;
+    case 3:
+      launch_for_m_tiles<3>(g, plan, input, grad_output, grad_weight, stream);
+      break;
+    default:
+      launch_for_m_tiles<4>(g, plan, input, grad_output, grad_weight, stream);
+      break;
   }
 }
 
