@@ -97,18 +97,30 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
 
   if (p.phases == 0) return;
 
-  const at::Tensor staged = stage_channels_last(staged_layout_of(p, groups), source, nonfinite, stream);
   auto kernel = implicit_gemm_phase_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
-  const int64_t row_tiles = (p.rows + Cfg::kBlockPositions - 1) / Cfg::kBlockPositions;
-  const dim3 grid(static_cast<unsigned>(row_tiles * p.phases),
-                  static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels),
-                  static_cast<unsigned>(groups));
-  kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
-      p, staged.const_data_ptr<float>(), packed.const_data_ptr<float>(),
-      bias.defined() ? bias.const_data_ptr<float>() : nullptr, output.mutable_data_ptr<float>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  // Staged and multiplied a chunk of samples at a time (staging_chunk_samples).
+  const int64_t batch = output.size(0);
+  const int64_t chunk =
+      staging_chunk_samples(p.staged_batch_stride, source.numel(), batch);
+  for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
+    const int64_t samples = std::min(chunk, batch - n0);
+    const at::Tensor staged = stage_channels_last(staged_layout_of(p, groups),
+                                                  source.narrow(0, n0, samples), nonfinite, stream);
+    PhaseProblem chunk_problem = p;
+    chunk_problem.rows = samples * p.positions_per_sample;
+    const int64_t row_tiles =
+        (chunk_problem.rows + Cfg::kBlockPositions - 1) / Cfg::kBlockPositions;
+    const dim3 grid(static_cast<unsigned>(row_tiles * p.phases),
+                    static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels),
+                    static_cast<unsigned>(groups));
+    kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
+        chunk_problem, staged.const_data_ptr<float>(), packed.const_data_ptr<float>(),
+        bias.defined() ? bias.const_data_ptr<float>() : nullptr,
+        output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
 }
 
 }  // namespace

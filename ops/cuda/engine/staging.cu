@@ -11,6 +11,14 @@ namespace ct3d::cuda {
 
 static_assert(kMaxStagedChannels == int64_t{65535} * kStagingChannels);
 
+int64_t staging_chunk_samples(int64_t staged_floats_per_sample, int64_t source_floats,
+                              int64_t batch) {
+  constexpr int64_t kMinChunkFloats = int64_t{16} << 20;  // 64 MiB
+  const int64_t budget = std::max(source_floats / 4, kMinChunkFloats);
+  const int64_t samples = budget / std::max<int64_t>(staged_floats_per_sample, 1);
+  return std::clamp<int64_t>(samples, 1, std::max<int64_t>(batch, 1));
+}
+
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,
                                int* nonfinite, cudaStream_t stream) {
   const int64_t batch = source.size(0);

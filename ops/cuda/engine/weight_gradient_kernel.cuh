@@ -177,7 +177,8 @@ __global__ void __launch_bounds__(Cfg::kThreads)
 
   const int64_t first_stage = static_cast<int64_t>(split) * p.stages_per_split;
   const int64_t last_stage = min(first_stage + p.stages_per_split, p.total_stages);
-  const int stages = static_cast<int>(last_stage - first_stage);
+  // The last chunk of samples may leave trailing splits empty: they write zeros.
+  const int stages = static_cast<int>(max(last_stage - first_stage, int64_t{0}));
 
   const float* input_base =
       staged_input + static_cast<int64_t>(group) * p.input_padded + block_m * Cfg::kBlockM;

@@ -89,8 +89,6 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
                        const at::Tensor& grad_output, at::Tensor& grad_weight,
                        cudaStream_t stream) {
   WgradProblem p{};
-  p.positions = g.batch * g.input_positions();
-  p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;
   p.positions_per_sample = static_cast<int>(g.input_positions());
   p.per_sample = FastDivider(static_cast<uint32_t>(g.input_positions()));
   p.width = FastDivider(static_cast<uint32_t>(g.dim[2].input));
@@ -114,26 +112,35 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
   p.channel_blocks_n = static_cast<int>(plan.output.padded_channels_per_group / Cfg::kBlockN);
   p.groups = static_cast<int>(plan.groups);
 
+  // Staged a chunk of samples at a time (staging_chunk_samples); every chunk has
+  // the same splits, each writing its own partial tiles.
+  const int64_t staged_per_sample =
+      plan.input.staged_positions() * plan.input.padded_channels() + p.output_batch_stride;
+  const int64_t chunk = staging_chunk_samples(staged_per_sample,
+                                              input.numel() + grad_output.numel(), g.batch);
+  const int64_t chunks = (g.batch + chunk - 1) / chunk;
+  p.positions = chunk * g.input_positions();
+  p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;
+
   // Split the reduction so that the grid fills the GPU, within the workspace bound.
   const int64_t tiles = plan.groups * p.taps * p.channel_blocks_m * p.channel_blocks_n;
   int multiprocessors = 0;
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
                                         c10::cuda::current_device()));
-  const int64_t wanted_blocks = int64_t{multiprocessors} * kTargetWarpsPerMultiprocessor / Cfg::kWarpsN;
+  const int64_t wanted_blocks =
+      int64_t{multiprocessors} * kTargetWarpsPerMultiprocessor / Cfg::kWarpsN;
   int64_t splits = std::max<int64_t>(1, (wanted_blocks + tiles - 1) / tiles);
   splits = std::max(splits, (p.total_stages + kMaxStagesPerSplit - 1) / kMaxStagesPerSplit);
   splits = std::min(splits, std::max<int64_t>(1, p.total_stages / kMinStagesPerSplit));
   splits = std::min(splits, std::max<int64_t>(1, kWeightGradientWorkspaceFloats /
-                                                     (tiles * Cfg::kTileFloats)));
+                                                     (chunks * tiles * Cfg::kTileFloats)));
   splits = std::min(splits, kMaxInt);
   const int64_t stages_per_split = (p.total_stages + splits - 1) / splits;
   TORCH_INTERNAL_ASSERT(stages_per_split < kMaxInt);
   p.stages_per_split = static_cast<int>(stages_per_split);
   splits = (p.total_stages + stages_per_split - 1) / stages_per_split;
-
-  const at::Tensor staged_input = stage_channels_last(plan.input, input, nullptr, stream);
-  const at::Tensor staged_output = stage_channels_last(plan.output, grad_output, nullptr, stream);
-  at::Tensor workspace = at::empty({splits * tiles * Cfg::kTileFloats}, input.options());
+  const int64_t chunk_floats = splits * tiles * Cfg::kTileFloats;
+  at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options());
 
   auto kernel = weight_gradient_kernel<Cfg>;
   C10_CUDA_CHECK(
@@ -141,14 +148,25 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
   const dim3 grid(static_cast<unsigned>(splits),
                   static_cast<unsigned>(p.taps * p.channel_blocks_m * p.channel_blocks_n),
                   static_cast<unsigned>(plan.groups));
-  kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
-      p, staged_input.const_data_ptr<float>(), staged_output.const_data_ptr<float>(),
-      workspace.mutable_data_ptr<float>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t n0 = c * chunk, samples = std::min(chunk, g.batch - n0);
+    const at::Tensor staged_input =
+        stage_channels_last(plan.input, input.narrow(0, n0, samples), nullptr, stream);
+    const at::Tensor staged_output =
+        stage_channels_last(plan.output, grad_output.narrow(0, n0, samples), nullptr, stream);
+    WgradProblem chunk_problem = p;
+    chunk_problem.positions = samples * g.input_positions();
+    chunk_problem.total_stages =
+        (chunk_problem.positions + kWgradStagePositions - 1) / kWgradStagePositions;
+    kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
+        chunk_problem, staged_input.const_data_ptr<float>(), staged_output.const_data_ptr<float>(),
+        workspace.mutable_data_ptr<float>() + c * chunk_floats);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
 
   WgradSumShape sum{};
   sum.split_floats = tiles * Cfg::kTileFloats;
-  sum.splits = static_cast<int>(splits);
+  sum.splits = static_cast<int>(chunks * splits);
   sum.taps = p.taps;
   sum.channel_blocks_m = p.channel_blocks_m;
   sum.channel_blocks_n = p.channel_blocks_n;
