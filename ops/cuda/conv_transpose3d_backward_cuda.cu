@@ -17,6 +17,7 @@
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/conv_geometry.h"
 #include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/error_message.h"
 
@@ -156,7 +157,8 @@ at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry_of(p));
   if (cuda::implicit_gemm_supports(problem, g.scalar_type())) {
-    cuda::launch_implicit_gemm(problem, g, w, at::Tensor(), grad_input, stream);
+    cuda::launch_implicit_gemm(problem, g, w, at::Tensor(), grad_input, stream,
+                               cuda::backward_staging_budget(g.numel()));
     return grad_input;
   }
   const Sizes s = sizes_of(p);

@@ -10,6 +10,7 @@
 #include "ops/conv_geometry.h"
 #include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/staging.h"
 #include "ops/error_message.h"
 
 namespace ct3d {
@@ -36,7 +37,7 @@ at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   if (cuda::implicit_gemm_supports(problem, input.scalar_type())) {
     // Writes through the output's strides: contiguous or channels-last.
     cuda::launch_implicit_gemm(problem, input5, weight_c, bias_c, output5, stream,
-                               [&](const int* run_only_if) {
+                               cuda::kUnlimitedStaging, [&](const int* run_only_if) {
                                  cuda::launch_direct_conv_transpose3d(
                                      args, input5, weight_c, bias_c, output5, stream, run_only_if);
                                });

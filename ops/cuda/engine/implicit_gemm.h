@@ -24,9 +24,11 @@ using ExactRerun = std::function<void(const int* run_only_if)>;
 // target_channels, *target extents), any strides (contiguous or channels-last),
 // every element written. With exact_rerun set, small groups may be folded into one
 // tile (block-diagonal weights); a non-finite source value would then leak across
-// groups, so the launch flags it and queues exact_rerun behind the GEMM.
+// groups, so the launch flags it and queues exact_rerun behind the GEMM. The
+// source is staged in chunks of at most staging_budget_floats (staging.h).
 void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                          cudaStream_t stream, const ExactRerun& exact_rerun = nullptr);
+                          cudaStream_t stream, int64_t staging_budget_floats,
+                          const ExactRerun& exact_rerun = nullptr);
 
 }  // namespace ct3d::cuda

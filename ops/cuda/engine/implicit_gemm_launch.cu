@@ -66,7 +66,7 @@ StagedLayout staged_layout_of(const PhaseProblem& p, int64_t groups) {
 template <class Cfg>
 void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
                        const at::Tensor& source, const at::Tensor& weight, const at::Tensor& bias,
-                       at::Tensor& output, cudaStream_t stream) {
+                       at::Tensor& output, cudaStream_t stream, int64_t staging_budget_floats) {
   const int64_t groups = problem.groups;
   const int64_t taps = problem.taps();
 
@@ -102,8 +102,7 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   // Staged and multiplied a chunk of samples at a time (staging_chunk_samples).
   const int64_t batch = output.size(0);
-  const int64_t chunk =
-      staging_chunk_samples(p.staged_batch_stride, source.numel(), batch);
+  const int64_t chunk = staging_chunk_samples(p.staged_batch_stride, staging_budget_floats, batch);
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
     const at::Tensor staged = stage_channels_last(staged_layout_of(p, groups),
@@ -167,7 +166,8 @@ bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) 
 
 void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                          cudaStream_t stream, const ExactRerun& exact_rerun) {
+                          cudaStream_t stream, int64_t staging_budget_floats,
+                          const ExactRerun& exact_rerun) {
   // Warp tiles: the group's 16-channel tiles x 8 position tiles (4 where 3 or 4
   // channel tiles would leave too few registers for 3 blocks per multiprocessor),
   // or positions on M for 17-24 channels. Measured slower (docs/KERNEL_LOG.md):
@@ -193,24 +193,29 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   if (cout > 16 && cout <= 24) {
     // Positions on M and three 8-channel tiles: no padding to 32 channels.
     launch_all_phases<TileConfig<4, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, source,
-                                                                  weight, bias, output, stream);
+                                                                  weight, bias, output, stream,
+        staging_budget_floats);
   } else {
     switch (channel_tiles_for(cout)) {
       case 1:
         launch_all_phases<TileConfig<4, ChannelsOnM<1, 8>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream);
+                                                                     weight, bias, output, stream,
+        staging_budget_floats);
         break;
       case 2:
         launch_all_phases<TileConfig<4, ChannelsOnM<2, 8>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream);
+                                                                     weight, bias, output, stream,
+        staging_budget_floats);
         break;
       case 3:
         launch_all_phases<TileConfig<4, ChannelsOnM<3, 4>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream);
+                                                                     weight, bias, output, stream,
+        staging_budget_floats);
         break;
       default:
         launch_all_phases<TileConfig<4, ChannelsOnM<4, 4>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream);
+                                                                     weight, bias, output, stream,
+        staging_budget_floats);
         break;
     }
   }

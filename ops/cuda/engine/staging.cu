@@ -11,12 +11,15 @@ namespace ct3d::cuda {
 
 static_assert(kMaxStagedChannels == int64_t{65535} * kStagingChannels);
 
-int64_t staging_chunk_samples(int64_t staged_floats_per_sample, int64_t source_floats,
+int64_t staging_chunk_samples(int64_t staged_floats_per_sample, int64_t budget_floats,
                               int64_t batch) {
-  constexpr int64_t kMinChunkFloats = int64_t{16} << 20;  // 64 MiB
-  const int64_t budget = std::max(source_floats / 4, kMinChunkFloats);
-  const int64_t samples = budget / std::max<int64_t>(staged_floats_per_sample, 1);
+  const int64_t samples = budget_floats / std::max<int64_t>(staged_floats_per_sample, 1);
   return std::clamp<int64_t>(samples, 1, std::max<int64_t>(batch, 1));
+}
+
+int64_t backward_staging_budget(int64_t source_floats) {
+  constexpr int64_t kMinChunkFloats = int64_t{16} << 20;  // 64 MiB
+  return std::max(source_floats / 2, kMinChunkFloats);
 }
 
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,

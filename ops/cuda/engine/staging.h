@@ -25,12 +25,17 @@ struct StagedLayout {
   int64_t staged_positions() const { return staged_extent[0] * staged_extent[1] * staged_extent[2]; }
 };
 
-// Samples staged at a time, so that one chunk's staged copy takes at most a
-// quarter of the source's bytes (or 64 MiB): with groups padded to 16 channels or
-// a halo, a whole staged copy can be larger than the tensor it copies, and it
-// would raise a training step's peak memory above PyTorch's.
-int64_t staging_chunk_samples(int64_t staged_floats_per_sample, int64_t source_floats,
+// Samples staged at a time so that one chunk's staged copy takes at most
+// budget_floats (at least one sample). The backward ops stage in chunks of half
+// their source's size (at least 64 MiB): with groups padded to 16 channels or a
+// halo, a whole staged copy can be larger than the tensor it copies, and it raised
+// a training step's peak memory above PyTorch's. The forward stages whole: there
+// the output, not the staged input, sets the peak, and chunks cost up to 7 % time.
+int64_t staging_chunk_samples(int64_t staged_floats_per_sample, int64_t budget_floats,
                               int64_t batch);
+// The backward ops' budget for a source of source_floats.
+int64_t backward_staging_budget(int64_t source_floats);
+constexpr int64_t kUnlimitedStaging = INT64_MAX;
 
 // source: contiguous float32 (N, groups * channels_per_group, *extent). Returns
 // (N, D', H', W', groups, padded_channels_per_group) as a flat tensor. With

@@ -116,8 +116,8 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
   // the same splits, each writing its own partial tiles.
   const int64_t staged_per_sample =
       plan.input.staged_positions() * plan.input.padded_channels() + p.output_batch_stride;
-  const int64_t chunk = staging_chunk_samples(staged_per_sample,
-                                              input.numel() + grad_output.numel(), g.batch);
+  const int64_t chunk = staging_chunk_samples(
+      staged_per_sample, backward_staging_budget(input.numel() + grad_output.numel()), g.batch);
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
   p.positions = chunk * g.input_positions();
   p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;
