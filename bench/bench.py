@@ -105,7 +105,7 @@ def environment():
             "cudnn": torch.backends.cudnn.version(), "library": str(ct3d.library_path)}
 
 
-def write_chart(rows, path):
+def write_chart(rows, path, title="ct3d conv_transpose3d speedup, float32-accurate"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -118,7 +118,7 @@ def write_chart(rows, path):
     ax.set_xticks(list(xs), labels)
     ax.set_yscale("log")
     ax.set_ylabel("speedup (x)")
-    ax.set_title("ct3d conv_transpose3d speedup, float32-accurate")
+    ax.set_title(title)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

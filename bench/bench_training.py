@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import cudnn_tf32, environment, median_ms, relative_error  # noqa: E402
+from bench import cudnn_tf32, environment, median_ms, relative_error, write_chart  # noqa: E402
 import ct3d  # noqa: E402
 from ct3d.problems import PROBLEMS, BY_NUMBER  # noqa: E402
 
@@ -120,24 +120,6 @@ def run_problem(problem, reps, warmup, input_sets):
     return row
 
 
-def write_chart(rows, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    xs = range(len(rows))
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.bar([x - 0.2 for x in xs], [r["vs_default"] for r in rows], 0.4, label="vs PyTorch default (TF32)")
-    ax.bar([x + 0.2 for x in xs], [r["vs_fp32"] for r in rows], 0.4, label="vs strict float32 cuDNN")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(list(xs), [r["label"] for r in rows])
-    ax.set_yscale("log")
-    ax.set_ylabel("speedup (x)")
-    ax.set_title("ct3d training step (forward + 3 gradients), float32-accurate")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", default=",".join(str(p.number) for p in PROBLEMS))
@@ -166,7 +148,8 @@ def main():
     (out / "training.json").write_text(json.dumps({"env": env, "rows": rows, "summary": summary},
                                                   indent=1))
     try:
-        write_chart(rows, out / "training_speedups.png")
+        write_chart(rows, out / "training_speedups.png",
+                    "ct3d training step (forward + 3 gradients), float32-accurate")
     except ImportError:
         print("# matplotlib missing: no chart")
     print()
