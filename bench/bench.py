@@ -6,10 +6,13 @@ strict-float32 cuDNN (allow_tf32=False) on the same inputs, as the median of man
 CUDA-event timings after warm-up, rotating over several input sets so that not
 everything sits in L2; it checks each result against a float64 reference.
 
-    python bench/bench.py [--problems 58,61] [--reps 20] [--out DIR]
+    python bench/bench.py [--problems 58,61] [--reps 20] [--dtype float16] [--out DIR]
+
+With --dtype float16 or bfloat16 every column runs in that dtype (the fp32 column is
+then cuDNN's half path with TF32 off, which changes nothing for half inputs).
 
 Prints a progress line per problem and a table; writes bench.json and
-speedups.png to --out.
+bench_speedups.png to --out.
 """
 
 import argparse
@@ -64,10 +67,11 @@ class cudnn_tf32:
         torch.backends.cudnn.allow_tf32 = self.saved
 
 
-def run_problem(problem, reps, warmup, input_sets):
+def run_problem(problem, reps, warmup, input_sets, dtype=torch.float32):
     torch.manual_seed(0)
-    conv = nn.ConvTranspose3d(**problem.conv).cuda()
-    inputs = [torch.rand(problem.input_shape(), device="cuda") for _ in range(input_sets)]
+    conv = nn.ConvTranspose3d(**problem.conv).cuda().to(dtype)
+    inputs = [torch.rand(problem.input_shape(), device="cuda", dtype=dtype)
+              for _ in range(input_sets)]
     row = {"problem": problem.number, "label": problem.label, "gflop": problem.flops() / 1e9,
            "shape": f"N={problem.batch} {problem.input_size} {problem.conv}"}
 
@@ -105,7 +109,7 @@ def environment():
             "cudnn": torch.backends.cudnn.version(), "library": str(ct3d.library_path)}
 
 
-def write_chart(rows, path, title="ct3d conv_transpose3d speedup, float32-accurate"):
+def write_chart(rows, path, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -124,40 +128,66 @@ def write_chart(rows, path, title="ct3d conv_transpose3d speedup, float32-accura
     fig.savefig(path, dpi=120)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def bench_arguments(description, default_reps):
+    """The command line every benchmark takes."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--problems", default=",".join(str(p.number) for p in PROBLEMS))
-    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--reps", type=int, default=default_reps)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--input-sets", type=int, default=3)
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     parser.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
     args = parser.parse_args()
     if not torch.cuda.is_available():
-        sys.exit("bench.py needs a CUDA GPU")
+        sys.exit("the benchmarks need a CUDA GPU")
+    args.dtype = getattr(torch, args.dtype)
+    return args
 
+
+def run_all(args, run_problem_fn, progress):
+    """Prints the environment, runs every problem (a progress line each), returns
+    (env, rows)."""
     env = environment()
+    env["dtype"] = str(args.dtype)
     print(f"# {env['gpu']}, driver {env['driver']}, torch {env['torch']}, CUDA {env['cuda']}, "
-          f"cuDNN {env['cudnn']}", flush=True)
+          f"cuDNN {env['cudnn']}, {env['dtype']}", flush=True)
     rows = []
     for number in (int(n) for n in args.problems.split(",")):
-        row = run_problem(BY_NUMBER[number], args.reps, args.warmup, args.input_sets)
+        row = run_problem_fn(BY_NUMBER[number], args.reps, args.warmup, args.input_sets, args.dtype)
         rows.append(row)
-        print(f"[{row['label']}] ct3d {row['ct3d_ms']:.3f} ms, default {row['default_ms']:.3f} ms, "
-              f"fp32 {row['fp32_ms']:.3f} ms, err {row['ct3d_err']:.1e}", flush=True)
+        print(progress(row), flush=True)
+    return env, rows
 
-    geo = lambda key: math.exp(sum(math.log(r[key]) for r in rows) / len(rows))  # noqa: E731
-    summary = {"geomean_vs_default": geo("vs_default"), "geomean_vs_fp32": geo("vs_fp32"),
-               "max_err": max(r["ct3d_err"] for r in rows)}
-    out = Path(args.out)
+
+def geomean(rows, key):
+    return math.exp(sum(math.log(r[key]) for r in rows) / len(rows))
+
+
+def save_results(out, name, env, rows, summary, chart_title):
+    """Writes name.json and name_speedups.png (when matplotlib is there) to out."""
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench.json").write_text(json.dumps({"env": env, "rows": rows, "summary": summary}, indent=1))
+    (out / f"{name}.json").write_text(json.dumps({"env": env, "rows": rows, "summary": summary},
+                                                 indent=1))
     try:
-        write_chart(rows, out / "speedups.png")
+        write_chart(rows, out / f"{name}_speedups.png", chart_title)
     except ImportError:
         print("# matplotlib missing: no chart")
 
+
+def main():
+    args = bench_arguments(__doc__.split("\n")[0], default_reps=20)
+    env, rows = run_all(args, run_problem, lambda row: (
+        f"[{row['label']}] ct3d {row['ct3d_ms']:.3f} ms, default {row['default_ms']:.3f} ms, "
+        f"fp32 {row['fp32_ms']:.3f} ms, err {row['ct3d_err']:.1e}"))
+    summary = {"geomean_vs_default": geomean(rows, "vs_default"),
+               "geomean_vs_fp32": geomean(rows, "vs_fp32"),
+               "max_err": max(r["ct3d_err"] for r in rows)}
+    save_results(args.out, "bench", env, rows, summary,
+                 f"ct3d conv_transpose3d speedup, {env['dtype']}")
+
     print()
-    print(f"| problem | GFLOP | ct3d ms | default ms | fp32 ms | vs default | vs fp32 | TFLOP/s | ct3d err | default err |")
+    print("| problem | GFLOP | ct3d ms | default ms | fp32 ms | vs default | vs fp32 | TFLOP/s | ct3d err | default err |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['label']} | {r['gflop']:.1f} | {r['ct3d_ms']:.3f} | {r['default_ms']:.3f} | "

@@ -9,15 +9,11 @@ matching output mask. Median of many CUDA-event timings after warm-up, rotating
 over several input sets. Also the peak memory of one step, and each gradient's
 error against a float64 reference.
 
-    python bench/bench_training.py [--problems 58,61] [--reps 15] [--out DIR]
+    python bench/bench_training.py [--problems 58,61] [--reps 15] [--dtype float16] [--out DIR]
 
 Writes training.json and training_speedups.png to --out; prints a table last.
 """
 
-import argparse
-import json
-import math
-import os
 import sys
 from pathlib import Path
 
@@ -26,9 +22,9 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import cudnn_tf32, environment, median_ms, relative_error, write_chart  # noqa: E402
-import ct3d  # noqa: E402
-from ct3d.problems import PROBLEMS, BY_NUMBER  # noqa: E402
+from bench import (bench_arguments, cudnn_tf32, geomean, median_ms, relative_error,  # noqa: E402
+                   run_all, save_results)
+import ct3d  # noqa: E402,F401  (loads the op library)
 
 
 def conv_params(conv):
@@ -57,16 +53,16 @@ def peak_step_mib(fn, x):
     return (torch.cuda.max_memory_allocated() - base) / 2**20
 
 
-def run_problem(problem, reps, warmup, input_sets):
+def run_problem(problem, reps, warmup, input_sets, dtype=torch.float32):
     torch.manual_seed(0)
-    conv = nn.ConvTranspose3d(**dict(problem.conv, bias=True)).cuda()
+    conv = nn.ConvTranspose3d(**dict(problem.conv, bias=True)).cuda().to(dtype)
     w = conv.weight.detach().clone().requires_grad_()
     b = conv.bias.detach().clone().requires_grad_()
-    inputs = [torch.rand(problem.input_shape(), device="cuda").requires_grad_()
+    inputs = [torch.rand(problem.input_shape(), device="cuda", dtype=dtype).requires_grad_()
               for _ in range(input_sets)]
     with torch.no_grad():
         out_shape = ct3d_op(inputs[0], w, b, *conv_params(conv)).shape
-    gy = torch.randn(out_shape, device="cuda")
+    gy = torch.randn(out_shape, device="cuda", dtype=dtype)
     stride, padding, output_padding, groups, dilation = conv_params(conv)
     row = {"problem": problem.number, "label": problem.label, "gflop_step": 3 * problem.flops() / 1e9}
 
@@ -115,43 +111,22 @@ def run_problem(problem, reps, warmup, input_sets):
         row[f"err_{name}"] = relative_error(ours_grad, leaf.grad)
     row["vs_default"] = row["default_ms"] / row["ct3d_ms"]
     row["vs_fp32"] = row["fp32_ms"] / row["ct3d_ms"]
-    del leaves, inputs, detached, gy
+    del leaves, inputs, detached
     torch.cuda.empty_cache()
     return row
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--problems", default=",".join(str(p.number) for p in PROBLEMS))
-    parser.add_argument("--reps", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--input-sets", type=int, default=3)
-    parser.add_argument("--out", default=os.environ.get("OUT", "bench_out"))
-    args = parser.parse_args()
-    if not torch.cuda.is_available():
-        sys.exit("bench_training.py needs a CUDA GPU")
-    env = environment()
-    print(f"# {env['gpu']}, driver {env['driver']}, torch {env['torch']}, CUDA {env['cuda']}, "
-          f"cuDNN {env['cudnn']}", flush=True)
-    rows = []
-    for number in (int(n) for n in args.problems.split(",")):
-        row = run_problem(BY_NUMBER[number], args.reps, args.warmup, args.input_sets)
-        rows.append(row)
-        print(f"[{row['label']}] step ct3d {row['ct3d_ms']:.2f} ms, default {row['default_ms']:.2f}, "
-              f"fp32 {row['fp32_ms']:.2f}; dgrad {row['dgrad_ms']:.2f}/{row['dgrad_default_ms']:.2f}, "
-              f"wgrad {row['wgrad_ms']:.2f}/{row['wgrad_default_ms']:.2f}", flush=True)
-    geo = lambda key: math.exp(sum(math.log(r[key]) for r in rows) / len(rows))  # noqa: E731
-    summary = {"geomean_vs_default": geo("vs_default"), "geomean_vs_fp32": geo("vs_fp32"),
+    args = bench_arguments(__doc__.split("\n")[0], default_reps=15)
+    env, rows = run_all(args, run_problem, lambda row: (
+        f"[{row['label']}] step ct3d {row['ct3d_ms']:.2f} ms, default {row['default_ms']:.2f}, "
+        f"fp32 {row['fp32_ms']:.2f}; dgrad {row['dgrad_ms']:.2f}/{row['dgrad_default_ms']:.2f}, "
+        f"wgrad {row['wgrad_ms']:.2f}/{row['wgrad_default_ms']:.2f}"))
+    summary = {"geomean_vs_default": geomean(rows, "vs_default"),
+               "geomean_vs_fp32": geomean(rows, "vs_fp32"),
                "max_err": max(max(r["err_input"], r["err_weight"], r["err_bias"]) for r in rows)}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "training.json").write_text(json.dumps({"env": env, "rows": rows, "summary": summary},
-                                                  indent=1))
-    try:
-        write_chart(rows, out / "training_speedups.png",
-                    "ct3d training step (forward + 3 gradients), float32-accurate")
-    except ImportError:
-        print("# matplotlib missing: no chart")
+    save_results(args.out, "training", env, rows, summary,
+                 f"ct3d training step (forward + 3 gradients), {env['dtype']}")
     print()
     print("| problem | step ct3d ms | default ms | fp32 ms | vs default | vs fp32 | fwd ms (def) | "
           "dgrad ms (def / fp32) | wgrad ms (def / fp32) | peak MiB ct3d / def | err dx / dw / db |")
