@@ -29,6 +29,15 @@ def random_case(rng: random.Random, max_spatial=6, max_channels=6):
     return case
 
 
+def edge_case(params, bias):
+    """A case from a (batch, cin, cout, spatial, kernel, stride, padding,
+    output_padding, groups, dilation) tuple, batched."""
+    batch, cin, cout, spatial, kernel, stride, padding, out_pad, groups, dilation = params
+    return dict(batch=batch, cin=cin, cout=cout, spatial=list(spatial), kernel=list(kernel),
+                stride=list(stride), padding=list(padding), output_padding=list(out_pad),
+                groups=groups, dilation=list(dilation), bias=bias, batched=True)
+
+
 def make_tensors(case, dtype, device, generator=None):
     shape = [case["batch"], case["cin"], *case["spatial"]] if case["batched"] else \
         [case["cin"], *case["spatial"]]

@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cases import conv_args, make_tensors, random_case, relative_error
+from cases import conv_args, edge_case, make_tensors, random_case, relative_error
 from conftest import requires_cuda
-from test_cuda_op import FLOAT32_BAR, poison_allocator
+from test_cuda_op import FLOAT32_BAR, TILE_EDGE_CASES, poison_allocator
 
 pytestmark = requires_cuda
 
@@ -52,29 +52,18 @@ def test_random_sweep_float32_gradients(index):
     check_gradients(case)
 
 
-BACKWARD_EDGE_CASES = [
+# The forward's tile-edge cases, and a few that only the backward GEMMs find hard.
+BACKWARD_EDGE_CASES = TILE_EDGE_CASES + [
     # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
-    (2, 40, 70, (5, 9, 13), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
-    (1, 17, 9, (7, 11, 19), (2, 3, 4), (2, 3, 1), (0, 1, 2), (1, 2, 0), 1, (1, 1, 2)),
-    (3, 24, 48, (4, 6, 33), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), 4, (1, 1, 1)),
-    (2, 32, 64, (6, 7, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), 1, (2, 2, 2)),
-    (1, 6, 130, (3, 4, 5), (1, 2, 3), (3, 1, 2), (0, 0, 1), (2, 0, 1), 2, (1, 3, 1)),
-    (2, 48, 24, (9, 10, 11), (3, 3, 3), (1, 1, 1), (2, 0, 1), (0, 0, 0), 3, (2, 1, 1)),
     (2, 100, 36, (3, 5, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
-    (2, 32, 32, (4, 6, 9), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), 4, (1, 1, 1)),
-    (2, 16, 16, (5, 6, 7), (3, 3, 3), (1, 2, 1), (1, 1, 1), (0, 1, 0), 16, (1, 1, 1)),
-    (1, 2, 2, (2, 2, 2), (40, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
     (2, 8, 8, (3, 4, 5), (3, 3, 3), (1, 1, 1), (2, 3, 3), (0, 0, 0), 1, (2, 3, 3)),
+    (1, 2, 2, (2, 2, 2), (40, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
 ]
 
 
 @pytest.mark.parametrize("params", BACKWARD_EDGE_CASES)
 def test_tile_edges_groups_dilation_output_padding_gradients(params):
-    batch, cin, cout, spatial, kernel, stride, padding, out_pad, groups, dilation = params
-    case = dict(batch=batch, cin=cin, cout=cout, spatial=list(spatial), kernel=list(kernel),
-                stride=list(stride), padding=list(padding), output_padding=list(out_pad),
-                groups=groups, dilation=list(dilation), bias=True, batched=True)
-    check_gradients(case)
+    check_gradients(edge_case(params, bias=True))
 
 
 def test_kernelbench_shapes_scaled_down_gradients():

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cases import conv_args, make_tensors, random_case, reference, relative_error
+from cases import conv_args, edge_case, make_tensors, random_case, reference, relative_error
 from conftest import requires_cuda
 
 pytestmark = requires_cuda
@@ -73,10 +73,7 @@ TILE_EDGE_CASES = [
 @pytest.mark.parametrize("params", TILE_EDGE_CASES)
 @pytest.mark.parametrize("bias", [False, True])
 def test_tile_edges_groups_dilation_output_padding(params, bias):
-    batch, cin, cout, spatial, kernel, stride, padding, out_pad, groups, dilation = params
-    case = dict(batch=batch, cin=cin, cout=cout, spatial=list(spatial), kernel=list(kernel),
-                stride=list(stride), padding=list(padding), output_padding=list(out_pad),
-                groups=groups, dilation=list(dilation), bias=bias, batched=True)
+    case = edge_case(params, bias)
     x, w, b = make_tensors(case, torch.float32, "cuda")
     out = run_op(x, w, b, case)
     assert relative_error(out, reference(x, w, b, case)) <= FLOAT32_BAR
