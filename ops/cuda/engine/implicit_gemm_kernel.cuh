@@ -215,30 +215,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     tile.multiply(stage + fragment_offset, stage + Cfg::kTileInputFloats, lane);
   };
 
-  // Multi-stage pipeline: while stage it is multiplied, stages it+1 .. it+kStages-1
-  // are in flight. One commit per iteration, empty or not, keeps the group count
-  // that cp.async.wait_group relies on.
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < total_stages) load_stage(s);
-    cp_async_commit();
-  }
-  int load_slot = kStages - 1, compute_slot = 0;
-  for (int it = 0; it < total_stages; ++it) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // stage it is visible, and every warp is done with stage it-1
-    if (it + kStages - 1 < total_stages) load_stage(load_slot);
-    cp_async_commit();
-    compute_stage(compute_slot);
-    load_slot = load_slot == kStages - 1 ? 0 : load_slot + 1;
-    compute_slot = compute_slot == kStages - 1 ? 0 : compute_slot + 1;
-  }
+  run_cp_async_pipeline<kStages>(total_stages, load_stage,
+                                 [&](int slot, int) { compute_stage(slot); });
 
   // Epilogue, through shared memory: each warp parks its tile as [channel]
   // [position] and reads it back with the lanes along 32 consecutive positions of
   // one channel, so a store covers 128 bytes of a phase line (the fragment order
   // gave 4 positions per channel per store: 2-4x more sectors on strided shapes).
-  cp_async_wait<0>();
   __syncthreads();  // every warp is done with the pipeline's shared memory
   constexpr int kWarpPositions = Cfg::kWarpPositions;
   constexpr int kPitch = Cfg::WarpTile::kPitch;

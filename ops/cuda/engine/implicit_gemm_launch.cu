@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "ops/cuda/engine/group_fold.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
@@ -31,22 +32,11 @@ int channel_tiles_for(int64_t cout_per_group) {
   return static_cast<int>(std::min<int64_t>((cout_per_group + 15) / 16, 4));
 }
 
-// Consecutive convolution groups that one GEMM group covers. Small groups waste
-// most of a 16-channel mma tile on padding (C_in = C_out = 8 per group pads both
-// to 16: 4x the MMAs); packing f groups block-diagonally into one GEMM group wastes
-// less. Picks the f dividing groups with the fewest 16 x 16 tiles in all.
+// Groups folded per GEMM group: the fewest 16 x 16 mma tiles in all.
 int group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
-  int best = 1;
-  int64_t best_tiles = std::numeric_limits<int64_t>::max();
-  for (int64_t f = 1; f <= groups && f * std::max(cin_g, cout_g) <= 64; ++f) {
-    if (groups % f != 0) continue;
-    const int64_t tiles = groups / f * ((f * cin_g + 15) / 16) * ((f * cout_g + 15) / 16);
-    if (tiles < best_tiles) {
-      best = static_cast<int>(f);
-      best_tiles = tiles;
-    }
-  }
-  return best;
+  return static_cast<int>(best_group_fold(groups, cin_g, cout_g, [&](int64_t f) {
+    return groups / f * ((f * cin_g + 15) / 16) * ((f * cout_g + 15) / 16);
+  }));
 }
 
 StagedLayout staged_layout_of(const PhaseProblem& p, int64_t groups) {

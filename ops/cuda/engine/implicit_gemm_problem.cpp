@@ -27,63 +27,51 @@ ResidueParams residue_params(const PhaseDimPlan& plan) {
   return residue;
 }
 
-// Weight (C_in, C_out / groups, taps): forward reduces over C_in, targets C_out.
-WeightLayout transposed_conv_weight(const ConvGeometry& g, bool reduce_over_in_channels) {
+// The input gradient's gather along one dimension: one phase holding every input
+// position and every tap (a tap that misses grad_output reads the zero halo).
+PhaseDimPlan strided_gather_plan(const DimGeometry& d) {
+  PhaseDimPlan plan;
+  plan.positions = d.input;
+  for (int64_t k = 0; k < d.kernel; ++k) {
+    plan.taps.push_back(static_cast<int>(k));
+    plan.input_shift.push_back(d.output_index(0, k));
+  }
+  return plan;
+}
+
+// The forward (reduce over C_in, gather the input for each output) or the input
+// gradient (reduce over C_out, gather grad_output for each input). The weight is
+// (C_in, C_out / groups, taps) either way.
+GatherProblem transposed_conv_gather(const ConvGeometry& g, bool forward) {
   const int64_t taps = g.taps();
   const int64_t out_stride = taps, in_stride = g.out_channels_per_group() * taps;
-  WeightLayout layout;
-  layout.group_stride = g.in_channels_per_group() * in_stride;
-  layout.reduce_stride = reduce_over_in_channels ? in_stride : out_stride;
-  layout.target_stride = reduce_over_in_channels ? out_stride : in_stride;
-  return layout;
+  GatherProblem problem;
+  problem.batch = g.batch;
+  problem.groups = g.groups;
+  problem.reduce_channels = forward ? g.in_channels_per_group() : g.out_channels_per_group();
+  problem.target_channels = forward ? g.out_channels_per_group() : g.in_channels_per_group();
+  problem.weight.group_stride = g.in_channels_per_group() * in_stride;
+  problem.weight.reduce_stride = forward ? in_stride : out_stride;
+  problem.weight.target_stride = forward ? out_stride : in_stride;
+  for (int i = 0; i < kSpatialDims; ++i) {
+    const DimGeometry& d = g.dim[i];
+    GatherDim& dim = problem.dim[i];
+    dim.source_extent = forward ? d.input : d.output;
+    dim.target_extent = forward ? d.output : d.input;
+    dim.kernel = d.kernel;
+    dim.position_step = forward ? 1 : d.stride;
+    dim.phases = forward ? plan_phases(d.input, d.output, d.kernel, d.stride, d.padding, d.dilation)
+                         : std::vector<PhaseDimPlan>{strided_gather_plan(d)};
+  }
+  return problem;
 }
 
 }  // namespace
 
-GatherProblem forward_gather(const ConvGeometry& g) {
-  GatherProblem problem;
-  problem.batch = g.batch;
-  problem.groups = g.groups;
-  problem.reduce_channels = g.in_channels_per_group();
-  problem.target_channels = g.out_channels_per_group();
-  problem.weight = transposed_conv_weight(g, true);
-  for (int i = 0; i < kSpatialDims; ++i) {
-    const DimGeometry& d = g.dim[i];
-    GatherDim& dim = problem.dim[i];
-    dim.source_extent = d.input;
-    dim.target_extent = d.output;
-    dim.kernel = d.kernel;
-    dim.position_step = 1;
-    dim.phases = plan_phases(d.input, d.output, d.kernel, d.stride, d.padding, d.dilation);
-  }
-  return problem;
-}
+GatherProblem forward_gather(const ConvGeometry& g) { return transposed_conv_gather(g, true); }
 
 GatherProblem input_gradient_gather(const ConvGeometry& g) {
-  GatherProblem problem;
-  problem.batch = g.batch;
-  problem.groups = g.groups;
-  problem.reduce_channels = g.out_channels_per_group();
-  problem.target_channels = g.in_channels_per_group();
-  problem.weight = transposed_conv_weight(g, false);
-  for (int i = 0; i < kSpatialDims; ++i) {
-    const DimGeometry& d = g.dim[i];
-    GatherDim& dim = problem.dim[i];
-    dim.source_extent = d.output;
-    dim.target_extent = d.input;
-    dim.kernel = d.kernel;
-    dim.position_step = d.stride;
-    // One phase holding every input position and every tap: a tap that misses
-    // grad_output reads the zero halo.
-    PhaseDimPlan plan;
-    plan.positions = d.input;
-    for (int64_t k = 0; k < d.kernel; ++k) {
-      plan.taps.push_back(static_cast<int>(k));
-      plan.input_shift.push_back(d.output_index(0, k));
-    }
-    dim.phases = {plan};
-  }
-  return problem;
+  return transposed_conv_gather(g, false);
 }
 
 StagedExtent staged_halo(const GatherDim& dim) {

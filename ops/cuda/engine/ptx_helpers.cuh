@@ -1,5 +1,6 @@
-// Thin wrappers over the PTX instructions the implicit GEMM needs: asynchronous
-// global-to-shared copies (cp.async) and the TF32 tensor-core product (mma.sync).
+// Thin wrappers over the PTX instructions the implicit GEMMs need: asynchronous
+// global-to-shared copies (cp.async) and the pipeline that drives them, and the
+// TF32 tensor-core product (mma.sync).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,31 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int kPendingGroups>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPendingGroups));
+}
+
+// A kStages-deep cp.async pipeline over `stages` stages, shared by the engine's
+// mainloops: while stage it is computed, stages it+1 .. it+kStages-1 are in
+// flight. load(slot) issues one stage's copies into a shared-memory slot,
+// compute(slot, it) consumes one. One commit per iteration, empty or not, keeps the
+// group count that cp.async.wait_group relies on. Returns with every copy landed.
+template <int kStages, class Load, class Compute>
+__device__ __forceinline__ void run_cp_async_pipeline(int stages, Load&& load, Compute&& compute) {
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < stages) load(s);
+    cp_async_commit();
+  }
+  int load_slot = kStages - 1, compute_slot = 0;
+  for (int it = 0; it < stages; ++it) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // stage it is visible, and every warp is done with stage it-1
+    if (it + kStages - 1 < stages) load(load_slot);
+    cp_async_commit();
+    compute(compute_slot, it);
+    load_slot = load_slot == kStages - 1 ? 0 : load_slot + 1;
+    compute_slot = compute_slot == kStages - 1 ? 0 : compute_slot + 1;
+  }
+  cp_async_wait<0>();
 }
 
 // The nearest TF32 value (ties away from zero). x - round_to_tf32(x) is exact in

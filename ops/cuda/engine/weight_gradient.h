@@ -20,7 +20,9 @@ bool weight_gradient_supports(const ConvGeometry& geometry, at::ScalarType dtype
 
 // input: contiguous (N, C_in, *input); grad_output: contiguous (N, C_out, *output);
 // grad_weight: contiguous (C_in, C_out / groups, *kernel), every element written.
-// Workspace: the per-split partial tiles, at most kWeightGradientWorkspaceFloats.
+// Workspace: the per-split partial tiles, at most kWeightGradientWorkspaceFloats
+// (or one split's tiles, when those alone are larger), and the staged operands in
+// chunks of samples (staging.h).
 void launch_weight_gradient(const ConvGeometry& geometry, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream);

@@ -259,23 +259,10 @@ __global__ void __launch_bounds__(Cfg::kThreads)
                         Cfg::kPitchN, lane);
   };
 
-#pragma unroll
-  for (int s = 0; s < kWgradPipelineStages - 1; ++s) {
-    if (s < stages) load_stage(s);
-    cp_async_commit();
-  }
-  int load_slot = kWgradPipelineStages - 1, compute_slot = 0;
-  for (int it = 0; it < stages; ++it) {
-    cp_async_wait<kWgradPipelineStages - 2>();
-    __syncthreads();  // stage it is visible, and every warp is done with stage it-1
-    if (it + kWgradPipelineStages - 1 < stages) load_stage(load_slot);
-    cp_async_commit();
-    compute_stage(compute_slot);
+  run_cp_async_pipeline<kWgradPipelineStages>(stages, load_stage, [&](int slot, int it) {
+    compute_stage(slot);
     if ((it + 1) % kWgradChainStages == 0) flush_chain();
-    load_slot = load_slot == kWgradPipelineStages - 1 ? 0 : load_slot + 1;
-    compute_slot = compute_slot == kWgradPipelineStages - 1 ? 0 : compute_slot + 1;
-  }
-  cp_async_wait<0>();
+  });
   flush_chain();
 
   // Accumulator e of tile (mt, nt) is row g + 8 (e / 2), column 2t + e % 2.

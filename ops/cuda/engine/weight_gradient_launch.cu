@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "ops/cuda/engine/group_fold.h"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
@@ -36,21 +37,12 @@ int64_t padded_output_channels(int64_t channels) {
   return channels <= 16 ? 16 : channels <= 32 ? 32 : round_up(channels, 64);
 }
 
-// Consecutive convolution groups one GEMM group covers (as the forward's fold):
-// block-diagonal tiles whose off-diagonal blocks are computed and dropped. Picks
-// the divisor of groups with the fewest multiply-adds in padded tiles.
+// Groups folded per GEMM group (group_fold.h): the fewest multiply-adds in padded
+// tiles. The off-diagonal blocks of a folded tile are computed and dropped.
 int64_t group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
-  int64_t best = 1, best_cost = std::numeric_limits<int64_t>::max();
-  for (int64_t f = 1; f <= groups && f * std::max(cin_g, cout_g) <= 64; ++f) {
-    if (groups % f != 0) continue;
-    const int64_t cost =
-        groups / f * padded_input_channels(f * cin_g) * padded_output_channels(f * cout_g);
-    if (cost < best_cost) {
-      best = f;
-      best_cost = cost;
-    }
-  }
-  return best;
+  return best_group_fold(groups, cin_g, cout_g, [&](int64_t f) {
+    return groups / f * padded_input_channels(f * cin_g) * padded_output_channels(f * cout_g);
+  });
 }
 
 struct WgradPlan {
