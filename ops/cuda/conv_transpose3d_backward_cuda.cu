@@ -183,9 +183,9 @@ at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
   if (p.batch.expect_int() == 0) return grad_weight.zero_();
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const ConvGeometry geometry = geometry_of(p);
-  if (cuda::weight_gradient_supports(geometry, x.scalar_type())) {
-    cuda::launch_weight_gradient(geometry, x, g, grad_weight, stream);
+  const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry_of(p));
+  if (cuda::weight_gradient_supports(plan, x.scalar_type())) {
+    cuda::launch_weight_gradient(plan, x, g, grad_weight, stream);
     return grad_weight;
   }
   const Sizes s = sizes_of(p);

@@ -13,17 +13,28 @@
 #include <cuda_runtime.h>
 
 #include "ops/conv_geometry.h"
+#include "ops/cuda/engine/staging.h"
 
 namespace ct3d::cuda {
 
-bool weight_gradient_supports(const ConvGeometry& geometry, at::ScalarType dtype);
+// The plan of one call, made once: small groups folded (block-diagonal tiles whose
+// off-diagonal blocks are computed and dropped) and both operands' staged layouts.
+struct WeightGradientPlan {
+  ConvGeometry geometry;
+  int64_t fold = 1, groups = 1, cin = 0, cout = 0;  // folded groups and their channels
+  StagedLayout input, output;
+};
+
+WeightGradientPlan plan_weight_gradient(const ConvGeometry& geometry);
+
+bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype);
 
 // input: contiguous (N, C_in, *input); grad_output: contiguous (N, C_out, *output);
 // grad_weight: contiguous (C_in, C_out / groups, *kernel), every element written.
 // Workspace: the per-split partial tiles, at most kWeightGradientWorkspaceFloats
 // (or one split's tiles, when those alone are larger), and the staged operands in
 // chunks of samples (staging.h).
-void launch_weight_gradient(const ConvGeometry& geometry, const at::Tensor& input,
+void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream);
 

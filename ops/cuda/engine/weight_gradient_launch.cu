@@ -45,13 +45,11 @@ int64_t group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
   });
 }
 
-struct WgradPlan {
-  int64_t fold, groups, cin, cout;  // folded groups and their channels
-  StagedLayout input, output;
-};
+}  // namespace
 
-WgradPlan plan_weight_gradient(const ConvGeometry& g) {
-  WgradPlan plan;
+WeightGradientPlan plan_weight_gradient(const ConvGeometry& g) {
+  WeightGradientPlan plan;
+  plan.geometry = g;
   plan.fold = group_fold(g.groups, g.in_channels_per_group(), g.out_channels_per_group());
   plan.groups = g.groups / plan.fold;
   plan.cin = plan.fold * g.in_channels_per_group();
@@ -76,10 +74,13 @@ WgradPlan plan_weight_gradient(const ConvGeometry& g) {
   return plan;
 }
 
+namespace {
+
 template <class Cfg>
-void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::Tensor& input,
+void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
                        const at::Tensor& grad_output, at::Tensor& grad_weight,
                        cudaStream_t stream) {
+  const ConvGeometry& g = plan.geometry;
   WgradProblem p{};
   p.positions_per_sample = static_cast<int>(g.input_positions());
   p.per_sample = FastDivider(static_cast<uint32_t>(g.input_positions()));
@@ -179,25 +180,25 @@ void launch_split_gemm(const ConvGeometry& g, const WgradPlan& plan, const at::T
 // padded channels: m-tiles along the input channels, warps of n-tiles along the
 // output channels.
 template <int kMTiles>
-void launch_for_m_tiles(const ConvGeometry& g, const WgradPlan& plan, const at::Tensor& input,
+void launch_for_m_tiles(const WeightGradientPlan& plan, const at::Tensor& input,
                         const at::Tensor& grad_output, at::Tensor& grad_weight,
                         cudaStream_t stream) {
   const int64_t n = plan.output.padded_channels_per_group;
   if (n == 16) {
-    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(g, plan, input, grad_output, grad_weight, stream);
+    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(plan, input, grad_output, grad_weight, stream);
   } else if (n == 32) {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(g, plan, input, grad_output, grad_weight, stream);
+    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(plan, input, grad_output, grad_weight, stream);
   } else {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(g, plan, input, grad_output, grad_weight, stream);
+    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(plan, input, grad_output, grad_weight, stream);
   }
 }
 
 }  // namespace
 
-bool weight_gradient_supports(const ConvGeometry& g, at::ScalarType dtype) {
+bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype) {
+  const ConvGeometry& g = plan.geometry;
   if (dtype != at::kFloat) return false;
   if (g.batch * g.input_positions() == 0) return false;
-  const WgradPlan plan = plan_weight_gradient(g);
   const int64_t channel_blocks = plan.input.padded_channels_per_group /
                                  std::min<int64_t>(64, plan.input.padded_channels_per_group) *
                                  (plan.output.padded_channels_per_group /
@@ -215,22 +216,21 @@ bool weight_gradient_supports(const ConvGeometry& g, at::ScalarType dtype) {
          plan.cout < kMaxInt / 2;
 }
 
-void launch_weight_gradient(const ConvGeometry& g, const at::Tensor& input,
+void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream) {
-  const WgradPlan plan = plan_weight_gradient(g);
   switch (std::min<int64_t>(plan.input.padded_channels_per_group, 64) / 16) {
     case 1:
-      launch_for_m_tiles<1>(g, plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<1>(plan, input, grad_output, grad_weight, stream);
       break;
     case 2:
-      launch_for_m_tiles<2>(g, plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<2>(plan, input, grad_output, grad_weight, stream);
       break;
     case 3:
-      launch_for_m_tiles<3>(g, plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<3>(plan, input, grad_output, grad_weight, stream);
       break;
     default:
-      launch_for_m_tiles<4>(g, plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<4>(plan, input, grad_output, grad_weight, stream);
       break;
   }
 }
