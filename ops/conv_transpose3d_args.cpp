@@ -5,25 +5,29 @@
 
 #include <algorithm>
 
+#include "ops/argument_checks.h"
 #include "ops/error_message.h"
 
 namespace ct3d {
-namespace {
+namespace checks {
 
-constexpr const char* kDimNames[kSpatialDims] = {"depth", "height", "width"};
-
-void check_same_device_and_dtype(const at::Tensor& input, const at::Tensor& other,
-                                 const char* name) {
-  CT3D_CHECK(other.device() == input.device(), "conv_transpose3d: ", name,
-             " must be on the same device as input: got ", other.device(), ", expected ",
-             input.device());
-  CT3D_CHECK(other.scalar_type() == input.scalar_type(), "conv_transpose3d: ", name,
-             " must have the same dtype as input: got ", other.scalar_type(), ", expected ",
-             input.scalar_type());
+void check_same_device_and_dtype(const at::Tensor& reference, const char* reference_name,
+                                 const at::Tensor& other, const char* name) {
+  CT3D_CHECK(other.device() == reference.device(), "conv_transpose3d: ", name,
+             " must be on the same device as ", reference_name, ": got ", other.device(),
+             ", expected ", reference.device());
+  CT3D_CHECK(other.scalar_type() == reference.scalar_type(), "conv_transpose3d: ", name,
+             " must have the same dtype as ", reference_name, ": got ", other.scalar_type(),
+             ", expected ", reference.scalar_type());
 }
 
-// An empty batch skips the output_padding bound, as PyTorch does (it never reaches
-// the backend that checks it).
+void check_weight_rank(const at::Tensor& weight) {
+  CT3D_CHECK(weight.dim() == 5,
+             "conv_transpose3d: weight must be a 5-D tensor (in_channels, out_channels / groups, "
+             "kD, kH, kW), got a ",
+             weight.dim(), "-D tensor of shape ", weight.sym_sizes());
+}
+
 void check_parameters(const ConvTranspose3dArgs& args, bool empty_batch) {
   CT3D_CHECK(args.groups > 0, "conv_transpose3d: groups must be positive, got ", args.groups);
   for (int i = 0; i < kSpatialDims; ++i) {
@@ -44,7 +48,24 @@ void check_parameters(const ConvTranspose3dArgs& args, bool empty_batch) {
   }
 }
 
-}  // namespace
+Int3 kernel_size_of(const at::Tensor& weight) {
+  Int3 kernel_size{};
+  for (int i = 0; i < kSpatialDims; ++i) {
+    kernel_size[i] = weight.sym_size(2 + i).guard_int(__FILE__, __LINE__);
+    CT3D_CHECK(kernel_size[i] > 0, "conv_transpose3d: kernel size must be positive, got ",
+               kernel_size[i], " in ", kDimNames[i], " (weight of shape ", weight.sym_sizes(), ")");
+  }
+  return kernel_size;
+}
+
+bool is_empty_batch(const ConvTranspose3dArgs& args) {
+  const std::optional<int64_t> concrete_batch = args.batch.maybe_as_int();
+  return args.batched && concrete_batch.has_value() && *concrete_batch == 0;
+}
+
+}  // namespace checks
+
+using namespace checks;
 
 Int3 expand_parameter(c10::SymIntArrayRef values, const char* name) {
   CT3D_CHECK(values.size() == 1 || values.size() == kSpatialDims, "conv_transpose3d: ", name,
@@ -58,14 +79,32 @@ Int3 expand_parameter(c10::SymIntArrayRef values, const char* name) {
   return expanded;
 }
 
-std::vector<c10::SymInt> ConvTranspose3dArgs::output_shape() const {
+namespace {
+
+std::vector<c10::SymInt> activation_shape(const ConvTranspose3dArgs& args, int64_t channels,
+                                          const std::array<c10::SymInt, kSpatialDims>& extents) {
   std::vector<c10::SymInt> shape;
-  if (batched) {
-    shape.push_back(batch);
+  if (args.batched) {
+    shape.push_back(args.batch);
   }
-  shape.emplace_back(out_channels);
-  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  shape.emplace_back(channels);
+  shape.insert(shape.end(), extents.begin(), extents.end());
   return shape;
+}
+
+}  // namespace
+
+std::vector<c10::SymInt> ConvTranspose3dArgs::input_shape() const {
+  return activation_shape(*this, in_channels, input_size);
+}
+
+std::vector<c10::SymInt> ConvTranspose3dArgs::output_shape() const {
+  return activation_shape(*this, out_channels, output_size);
+}
+
+std::vector<c10::SymInt> ConvTranspose3dArgs::weight_shape() const {
+  return {c10::SymInt(in_channels), c10::SymInt(out_channels_per_group()),
+          c10::SymInt(kernel_size[0]), c10::SymInt(kernel_size[1]), c10::SymInt(kernel_size[2])};
 }
 
 Int3 ConvTranspose3dArgs::concrete_input_size() const {
@@ -84,11 +123,8 @@ ConvTranspose3dArgs check_conv_transpose3d_args(
              "conv_transpose3d: input must be a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) tensor, "
              "got a ",
              input.dim(), "-D tensor of shape ", input.sym_sizes());
-  CT3D_CHECK(weight.dim() == 5,
-             "conv_transpose3d: weight must be a 5-D tensor (in_channels, out_channels / groups, "
-             "kD, kH, kW), got a ",
-             weight.dim(), "-D tensor of shape ", weight.sym_sizes());
-  check_same_device_and_dtype(input, weight, "weight");
+  check_weight_rank(weight);
+  check_same_device_and_dtype(input, "input", weight, "weight");
   CT3D_CHECK(at::isFloatingType(input.scalar_type()),
              "conv_transpose3d: input must have a floating-point dtype, got ", input.scalar_type());
 
@@ -102,8 +138,7 @@ ConvTranspose3dArgs check_conv_transpose3d_args(
   args.padding = expand_parameter(padding, "padding");
   args.output_padding = expand_parameter(output_padding, "output_padding");
   args.dilation = expand_parameter(dilation, "dilation");
-  const std::optional<int64_t> concrete_batch = args.batch.maybe_as_int();
-  const bool empty_batch = args.batched && concrete_batch.has_value() && *concrete_batch == 0;
+  const bool empty_batch = is_empty_batch(args);
   check_parameters(args, empty_batch);
 
   const int64_t weight_in_channels = weight.sym_size(0).guard_int(__FILE__, __LINE__);
@@ -120,15 +155,10 @@ ConvTranspose3dArgs check_conv_transpose3d_args(
              "conv_transpose3d: input channels must equal weight.size(0): got ", args.in_channels,
              " (input of shape ", input.sym_sizes(), "), expected ", weight_in_channels);
   args.out_channels = weight_out_channels * args.groups;
-  for (int i = 0; i < kSpatialDims; ++i) {
-    args.kernel_size[i] = weight.sym_size(2 + i).guard_int(__FILE__, __LINE__);
-    CT3D_CHECK(args.kernel_size[i] > 0, "conv_transpose3d: kernel size must be positive, got ",
-               args.kernel_size[i], " in ", kDimNames[i], " (weight of shape ", weight.sym_sizes(),
-               ")");
-  }
+  args.kernel_size = kernel_size_of(weight);
 
   if (bias.has_value() && bias->defined()) {
-    check_same_device_and_dtype(input, *bias, "bias");
+    check_same_device_and_dtype(input, "input", *bias, "bias");
     CT3D_CHECK(bias->dim() == 1 && bias->sym_size(0) == args.out_channels,
                "conv_transpose3d: bias must be a 1-D tensor of out_channels elements: got shape ",
                bias->sym_sizes(), ", expected [", args.out_channels, "]");

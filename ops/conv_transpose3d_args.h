@@ -43,8 +43,11 @@ struct ConvTranspose3dArgs {
 
   int64_t in_channels_per_group() const { return in_channels / groups; }
   int64_t out_channels_per_group() const { return out_channels / groups; }
-  // Output shape with the batch dimension only when the input had one.
+  // Input and output shapes with the batch dimension only when the input had one.
+  std::vector<c10::SymInt> input_shape() const;
   std::vector<c10::SymInt> output_shape() const;
+  // (C_in, C_out / groups, kD, kH, kW)
+  std::vector<c10::SymInt> weight_shape() const;
   // Concrete sizes for the CPU and CUDA kernels (never called on symbolic shapes).
   Int3 concrete_input_size() const;
   Int3 concrete_output_size() const;

@@ -1,105 +1,121 @@
 #include "ops/conv_transpose3d_backward_args.h"
 
+#include <algorithm>
+
+#include "ops/argument_checks.h"
 #include "ops/error_message.h"
 
 namespace ct3d {
 namespace {
 
-void check_parameters(BackwardProblem& p, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
-                      const c10::SymInt& groups, c10::SymIntArrayRef dilation) {
-  p.stride = expand_parameter(stride, "stride");
-  p.padding = expand_parameter(padding, "padding");
-  p.dilation = expand_parameter(dilation, "dilation");
-  p.groups = groups.guard_int(__FILE__, __LINE__);
-  CT3D_CHECK(p.groups > 0, "conv_transpose3d backward: groups must be positive, got ", p.groups);
-  for (int i = 0; i < kSpatialDims; ++i) {
-    CT3D_CHECK(p.stride[i] > 0 && p.dilation[i] > 0 && p.padding[i] >= 0,
-               "conv_transpose3d backward: stride and dilation must be positive and padding "
-               "non-negative");
-  }
+using namespace checks;
+
+void check_batched(const at::Tensor& tensor, const char* name) {
+  CT3D_CHECK(tensor.dim() == 5, "conv_transpose3d backward: ", name,
+             " must be a 5-D (N, C, D, H, W) tensor, got a ", tensor.dim(),
+             "-D tensor of shape ", tensor.sym_sizes());
 }
 
-void check_same_tensor_kind(const at::Tensor& first, const at::Tensor& second,
-                            const char* second_name) {
-  CT3D_CHECK(second.device() == first.device() && second.scalar_type() == first.scalar_type(),
-             "conv_transpose3d backward: ", second_name,
-             " must match the other tensor's device and dtype, got ", second.device(), " ",
-             second.scalar_type(), ", expected ", first.device(), " ", first.scalar_type());
+// The forward's parameter checks; output_padding is checked afterwards, against
+// grad_output's extents (output_extents_from).
+ConvTranspose3dArgs parameters_of(c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                                  const c10::SymInt& groups, c10::SymIntArrayRef dilation) {
+  ConvTranspose3dArgs args;
+  args.stride = expand_parameter(stride, "stride");
+  args.padding = expand_parameter(padding, "padding");
+  args.dilation = expand_parameter(dilation, "dilation");
+  args.groups = groups.guard_int(__FILE__, __LINE__);
+  check_parameters(args, /*empty_batch=*/true);
+  return args;
+}
+
+void check_channels_divisible(const ConvTranspose3dArgs& args) {
+  CT3D_CHECK(args.in_channels % args.groups == 0 && args.out_channels % args.groups == 0,
+             "conv_transpose3d backward: input channels ", args.in_channels,
+             " and output channels ", args.out_channels, " must be divisible by groups ",
+             args.groups);
+}
+
+// Input extents (positive unless the batch is empty) and grad_output's extents,
+// which must be the forward's output extents for some valid output_padding.
+void set_extents(ConvTranspose3dArgs& args, const at::Tensor& grad_output,
+                 const std::array<c10::SymInt, kSpatialDims>& input_size) {
+  const bool empty_batch = is_empty_batch(args);
+  const int64_t smallest_extent = empty_batch ? 0 : 1;
+  for (int i = 0; i < kSpatialDims; ++i) {
+    args.input_size[i] = input_size[i];
+    CT3D_SYM_CHECK(args.input_size[i].sym_ge(smallest_extent), "conv_transpose3d backward: input ",
+                   kDimNames[i], " must be positive, got ", args.input_size[i]);
+    args.output_size[i] = grad_output.sym_size(2 + i);
+    const c10::SymInt natural = transposed_output_extent(
+        args.input_size[i], args.kernel_size[i], args.stride[i], args.padding[i], 0,
+        args.dilation[i]);
+    const int64_t largest_padding =
+        empty_batch ? INT64_MAX : std::max(args.stride[i], args.dilation[i]) - 1;
+    args.output_padding[i] = (args.output_size[i] - natural).guard_int(__FILE__, __LINE__);
+    CT3D_CHECK(args.output_padding[i] >= 0 && args.output_padding[i] <= largest_padding,
+               "conv_transpose3d backward: grad_output ", kDimNames[i], " is ",
+               args.output_size[i], ", expected the forward's output ", kDimNames[i],
+               " for input ", args.input_size[i], ", kernel ", args.kernel_size[i], ", stride ",
+               args.stride[i], ", padding ", args.padding[i], " and dilation ", args.dilation[i],
+               ": ", natural, " plus an output_padding below max(stride, dilation)");
+  }
 }
 
 }  // namespace
 
-std::vector<c10::SymInt> BackwardProblem::input_shape() const {
-  return {batch, c10::SymInt(in_channels), in_size[0], in_size[1], in_size[2]};
-}
-
-std::vector<c10::SymInt> BackwardProblem::weight_shape() const {
-  return {c10::SymInt(in_channels), c10::SymInt(out_channels_per_group()), c10::SymInt(kernel[0]),
-          c10::SymInt(kernel[1]), c10::SymInt(kernel[2])};
-}
-
-Int3 BackwardProblem::concrete_in_size() const {
-  return {in_size[0].expect_int(), in_size[1].expect_int(), in_size[2].expect_int()};
-}
-
-Int3 BackwardProblem::concrete_out_size() const {
-  return {out_size[0].expect_int(), out_size[1].expect_int(), out_size[2].expect_int()};
-}
-
-BackwardProblem check_input_backward_args(const at::Tensor& grad_output, const at::Tensor& weight,
-                                          c10::SymIntArrayRef input_size,
-                                          c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
-                                          const c10::SymInt& groups, c10::SymIntArrayRef dilation) {
-  CT3D_CHECK(grad_output.dim() == 5 && weight.dim() == 5,
-             "conv_transpose3d input backward: grad_output and weight must be 5-D, got ",
-             grad_output.dim(), "-D and ", weight.dim(), "-D");
+ConvTranspose3dArgs check_input_backward_args(const at::Tensor& grad_output,
+                                              const at::Tensor& weight,
+                                              c10::SymIntArrayRef input_size,
+                                              c10::SymIntArrayRef stride,
+                                              c10::SymIntArrayRef padding,
+                                              const c10::SymInt& groups,
+                                              c10::SymIntArrayRef dilation) {
+  check_batched(grad_output, "grad_output");
+  check_weight_rank(weight);
+  check_same_device_and_dtype(grad_output, "grad_output", weight, "weight");
   CT3D_CHECK(input_size.size() == kSpatialDims,
-             "conv_transpose3d input backward: input_size must have 3 values, got ",
+             "conv_transpose3d backward: input_size must have 3 values (depth, height, width), "
+             "got ",
              input_size.size());
-  check_same_tensor_kind(grad_output, weight, "weight");
-  BackwardProblem p;
-  check_parameters(p, stride, padding, groups, dilation);
-  p.batch = grad_output.sym_size(0);
-  p.in_channels = weight.sym_size(0).guard_int(__FILE__, __LINE__);
-  p.out_channels = weight.sym_size(1).guard_int(__FILE__, __LINE__) * p.groups;
-  CT3D_CHECK(p.in_channels % p.groups == 0 &&
-                 grad_output.sym_size(1).guard_int(__FILE__, __LINE__) == p.out_channels,
-             "conv_transpose3d input backward: grad_output has ", grad_output.sym_size(1),
-             " channels, expected weight.size(1) * groups = ", p.out_channels);
-  for (int i = 0; i < kSpatialDims; ++i) {
-    p.in_size[i] = input_size[i];
-    p.out_size[i] = grad_output.sym_size(2 + i);
-    p.kernel[i] = weight.sym_size(2 + i).guard_int(__FILE__, __LINE__);
-  }
-  return p;
+  ConvTranspose3dArgs args = parameters_of(stride, padding, groups, dilation);
+  args.batch = grad_output.sym_size(0);
+  args.in_channels = weight.sym_size(0).guard_int(__FILE__, __LINE__);
+  args.out_channels = weight.sym_size(1).guard_int(__FILE__, __LINE__) * args.groups;
+  check_channels_divisible(args);
+  const int64_t grad_channels = grad_output.sym_size(1).guard_int(__FILE__, __LINE__);
+  CT3D_CHECK(grad_channels == args.out_channels, "conv_transpose3d backward: grad_output has ",
+             grad_channels, " channels, expected weight.size(1) * groups = ", args.out_channels);
+  args.kernel_size = kernel_size_of(weight);
+  set_extents(args, grad_output, {input_size[0], input_size[1], input_size[2]});
+  return args;
 }
 
-BackwardProblem check_weight_backward_args(const at::Tensor& input, const at::Tensor& grad_output,
-                                           c10::SymIntArrayRef kernel_size,
-                                           c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
-                                           const c10::SymInt& groups,
-                                           c10::SymIntArrayRef dilation) {
-  CT3D_CHECK(input.dim() == 5 && grad_output.dim() == 5,
-             "conv_transpose3d weight backward: input and grad_output must be 5-D, got ",
-             input.dim(), "-D and ", grad_output.dim(), "-D");
-  check_same_tensor_kind(input, grad_output, "grad_output");
-  BackwardProblem p;
-  check_parameters(p, stride, padding, groups, dilation);
-  p.kernel = expand_parameter(kernel_size, "kernel_size");
-  p.batch = input.sym_size(0);
-  p.in_channels = input.sym_size(1).guard_int(__FILE__, __LINE__);
-  p.out_channels = grad_output.sym_size(1).guard_int(__FILE__, __LINE__);
-  CT3D_SYM_CHECK(grad_output.sym_size(0).sym_eq(p.batch),
-                 "conv_transpose3d weight backward: input and grad_output batch sizes differ");
-  CT3D_CHECK(p.in_channels % p.groups == 0 && p.out_channels % p.groups == 0,
-             "conv_transpose3d weight backward: channels ", p.in_channels, " and ", p.out_channels,
-             " must be divisible by groups ", p.groups);
+ConvTranspose3dArgs check_weight_backward_args(const at::Tensor& input,
+                                               const at::Tensor& grad_output,
+                                               c10::SymIntArrayRef kernel_size,
+                                               c10::SymIntArrayRef stride,
+                                               c10::SymIntArrayRef padding,
+                                               const c10::SymInt& groups,
+                                               c10::SymIntArrayRef dilation) {
+  check_batched(input, "input");
+  check_batched(grad_output, "grad_output");
+  check_same_device_and_dtype(input, "input", grad_output, "grad_output");
+  ConvTranspose3dArgs args = parameters_of(stride, padding, groups, dilation);
+  args.kernel_size = expand_parameter(kernel_size, "kernel_size");
   for (int i = 0; i < kSpatialDims; ++i) {
-    p.in_size[i] = input.sym_size(2 + i);
-    p.out_size[i] = grad_output.sym_size(2 + i);
-    CT3D_CHECK(p.kernel[i] > 0, "conv_transpose3d weight backward: kernel_size must be positive");
+    CT3D_CHECK(args.kernel_size[i] > 0, "conv_transpose3d: kernel size must be positive, got ",
+               args.kernel_size[i], " in ", kDimNames[i]);
   }
-  return p;
+  args.batch = input.sym_size(0);
+  CT3D_SYM_CHECK(grad_output.sym_size(0).sym_eq(args.batch),
+                 "conv_transpose3d backward: grad_output batch ", grad_output.sym_size(0),
+                 " must equal input batch ", args.batch);
+  args.in_channels = input.sym_size(1).guard_int(__FILE__, __LINE__);
+  args.out_channels = grad_output.sym_size(1).guard_int(__FILE__, __LINE__);
+  check_channels_divisible(args);
+  set_extents(args, grad_output, {input.sym_size(2), input.sym_size(3), input.sym_size(4)});
+  return args;
 }
 
 }  // namespace ct3d

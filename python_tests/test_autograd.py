@@ -80,5 +80,5 @@ def test_opcheck_backward_ops(case, device):
 def test_backward_op_rejects_bad_rank():
     g = torch.randn(2, 3, 4, 4)
     w = torch.randn(4, 3, 2, 2, 2)
-    with pytest.raises(RuntimeError, match=r"grad_output and weight must be 5-D"):
+    with pytest.raises(RuntimeError, match=r"grad_output must be a 5-D"):
         torch.ops.ct3d.conv_transpose3d_input_backward(g, w, [3, 3, 3], [1], [0], 1, [1])

@@ -70,3 +70,63 @@ def test_mixed_cpu_and_cuda():
     args["weight"] = args["weight"].cuda()
     with pytest.raises(RuntimeError, match="weight must be on the same device as input"):
         op(*args.values())
+
+
+# The backward ops reuse the forward's checks: the same mistake, the same message.
+input_backward = torch.ops.ct3d.conv_transpose3d_input_backward
+weight_backward = torch.ops.ct3d.conv_transpose3d_weight_backward
+
+
+def ok_backward_args():
+    # The gradient of ok_args(): input (1, 4, 3, 3, 3) -> output (1, 2, 5, 5, 5).
+    return dict(x=torch.randn(1, 4, 3, 3, 3), w=torch.randn(4, 2, 3, 3, 3),
+                g=torch.randn(1, 2, 5, 5, 5), stride=[1], padding=[0], groups=1, dilation=[1])
+
+
+def call_input_backward(a):
+    return input_backward(a["g"], a["w"], list(a["x"].shape[2:]), a["stride"], a["padding"],
+                          a["groups"], a["dilation"])
+
+
+def call_weight_backward(a):
+    return weight_backward(a["x"], a["g"], list(a["w"].shape[2:]), a["stride"], a["padding"],
+                           a["groups"], a["dilation"])
+
+
+BACKWARD_BAD = [
+    ("stride", dict(stride=[1, 0, 1]), r"conv_transpose3d: stride must be positive, got 0 in height"),
+    ("dilation", dict(dilation=[0]), r"conv_transpose3d: dilation must be positive, got 0 in depth"),
+    ("padding", dict(padding=[0, 0, -1]), r"conv_transpose3d: padding must be non-negative, got -1 in width"),
+    ("groups", dict(groups=0), r"conv_transpose3d: groups must be positive, got 0"),
+    ("list length", dict(stride=[1, 2]), r"stride must be a single integer or a list of 3"),
+    ("grad_output size", dict(g=torch.randn(1, 2, 5, 7, 5)),
+     r"grad_output height is 7, expected the forward's output height for input 3, kernel 3"),
+    ("grad_output too small", dict(g=torch.randn(1, 2, 4, 5, 5)), r"grad_output depth is 4"),
+    ("dtype mix", dict(g=torch.randn(1, 2, 5, 5, 5, dtype=torch.float64)), r"must have the same dtype as"),
+    ("rank", dict(g=torch.randn(2, 5, 5, 5)), r"grad_output must be a 5-D"),
+]
+
+
+@pytest.mark.parametrize("which", ["input", "weight"])
+@pytest.mark.parametrize("name,change,message", BACKWARD_BAD, ids=[b[0] for b in BACKWARD_BAD])
+def test_backward_ops_share_the_forward_messages(which, name, change, message):
+    args = ok_backward_args()
+    args.update(change)
+    call = call_input_backward if which == "input" else call_weight_backward
+    with pytest.raises(RuntimeError, match=message):
+        call(args)
+
+
+@pytest.mark.parametrize("call", [call_input_backward, call_weight_backward])
+def test_backward_ops_accept_the_forward_gradient(call):
+    assert call(ok_backward_args()).shape in {(1, 4, 3, 3, 3), (4, 2, 3, 3, 3)}
+
+
+def test_backward_accepts_output_padding():
+    # Stride 2 with output_padding 1: grad_output one larger than the natural size.
+    x, w = torch.randn(1, 4, 3, 3, 3), torch.randn(4, 2, 3, 3, 3)
+    g = torch.randn(1, 2, 8, 8, 8)
+    assert input_backward(g, w, [3, 3, 3], [2], [0], 1, [1]).shape == x.shape
+    assert weight_backward(x, g, [3, 3, 3], [2], [0], 1, [1]).shape == w.shape
+    with pytest.raises(RuntimeError, match=r"grad_output depth is 9"):
+        input_backward(torch.randn(1, 2, 9, 8, 8), w, [3, 3, 3], [2], [0], 1, [1])

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "catch.h"
-#include "ops/cuda/engine/phase_plan.h"
+#include "ops/phase_plan.h"
 
 TEST_CASE("phases cover every output index once and every landing tap") {
   std::mt19937 rng(12345);
@@ -14,7 +14,7 @@ TEST_CASE("phases cover every output index once and every landing tap") {
     const int64_t out =
         (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
     if (out <= 0) continue;
-    const auto phases = ct3d::plan_phases(in, out, kernel, stride, padding, dilation);
+    const auto phases = ct3d::plan_phases({in, out, kernel, stride, padding, dilation});
     REQUIRE(static_cast<int64_t>(phases.size()) == stride);
 
     int64_t covered = 0;

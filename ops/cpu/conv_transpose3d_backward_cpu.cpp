@@ -10,6 +10,7 @@
 
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
+#include "ops/conv_geometry.h"
 #include "ops/error_message.h"
 
 namespace ct3d {
@@ -17,14 +18,10 @@ namespace {
 
 // For one dimension: target[i * kernel + k] = the output index input index i sends
 // through tap k, or -1 where it falls outside the output.
-std::vector<int64_t> tap_targets(int64_t in_extent, int64_t out_extent, int64_t kernel,
-                                 int64_t stride, int64_t padding, int64_t dilation) {
-  std::vector<int64_t> target(in_extent * kernel);
-  for (int64_t i = 0; i < in_extent; ++i) {
-    for (int64_t k = 0; k < kernel; ++k) {
-      const int64_t o = i * stride - padding + k * dilation;
-      target[i * kernel + k] = (o >= 0 && o < out_extent) ? o : -1;
-    }
+std::vector<int64_t> tap_targets(const DimGeometry& d) {
+  std::vector<int64_t> target(d.input * d.kernel);
+  for (int64_t i = 0; i < d.input; ++i) {
+    for (int64_t k = 0; k < d.kernel; ++k) target[i * d.kernel + k] = d.output_index_inside(i, k);
   }
   return target;
 }
@@ -33,47 +30,29 @@ struct Targets {
   std::vector<int64_t> d, h, w;
 };
 
-// Element counts both kernels index with.
-struct Extents {
-  int64_t in_plane, out_plane, taps, cin_per_group, cout_per_group;
-};
-
-Extents extents_of(const BackwardProblem& p) {
-  const Int3 in = p.concrete_in_size();
-  const Int3 out = p.concrete_out_size();
-  return {in[0] * in[1] * in[2], out[0] * out[1] * out[2], p.kernel[0] * p.kernel[1] * p.kernel[2],
-          p.in_channels_per_group(), p.out_channels_per_group()};
-}
-
-Targets targets_for(const BackwardProblem& p) {
-  const Int3 in = p.concrete_in_size();
-  const Int3 out = p.concrete_out_size();
-  return {tap_targets(in[0], out[0], p.kernel[0], p.stride[0], p.padding[0], p.dilation[0]),
-          tap_targets(in[1], out[1], p.kernel[1], p.stride[1], p.padding[1], p.dilation[1]),
-          tap_targets(in[2], out[2], p.kernel[2], p.stride[2], p.padding[2], p.dilation[2])};
+Targets targets_for(const ConvGeometry& g) {
+  return {tap_targets(g.dim[0]), tap_targets(g.dim[1]), tap_targets(g.dim[2])};
 }
 
 // Calls visit(input_offset, output_offset, tap) for every (input position, tap)
 // pair that lands inside the output.
 template <typename Visit>
-void for_each_landing(const BackwardProblem& p, const Targets& t, Visit&& visit) {
-  const Int3 in = p.concrete_in_size();
-  const Int3 out = p.concrete_out_size();
-  const Int3& k = p.kernel;
-  for (int64_t kd = 0; kd < k[0]; ++kd) {
-    for (int64_t kh = 0; kh < k[1]; ++kh) {
-      for (int64_t kw = 0; kw < k[2]; ++kw) {
-        const int64_t tap = (kd * k[1] + kh) * k[2] + kw;
-        for (int64_t id = 0; id < in[0]; ++id) {
-          const int64_t od = t.d[id * k[0] + kd];
+void for_each_landing(const ConvGeometry& g, const Targets& t, Visit&& visit) {
+  const DimGeometry &D = g.dim[0], &H = g.dim[1], &W = g.dim[2];
+  for (int64_t kd = 0; kd < D.kernel; ++kd) {
+    for (int64_t kh = 0; kh < H.kernel; ++kh) {
+      for (int64_t kw = 0; kw < W.kernel; ++kw) {
+        const int64_t tap = (kd * H.kernel + kh) * W.kernel + kw;
+        for (int64_t id = 0; id < D.input; ++id) {
+          const int64_t od = t.d[id * D.kernel + kd];
           if (od < 0) continue;
-          for (int64_t ih = 0; ih < in[1]; ++ih) {
-            const int64_t oh = t.h[ih * k[1] + kh];
+          for (int64_t ih = 0; ih < H.input; ++ih) {
+            const int64_t oh = t.h[ih * H.kernel + kh];
             if (oh < 0) continue;
-            const int64_t in_row = (id * in[1] + ih) * in[2];
-            const int64_t out_row = (od * out[1] + oh) * out[2];
-            for (int64_t iw = 0; iw < in[2]; ++iw) {
-              const int64_t ow = t.w[iw * k[2] + kw];
+            const int64_t in_row = (id * H.input + ih) * W.input;
+            const int64_t out_row = (od * H.output + oh) * W.output;
+            for (int64_t iw = 0; iw < W.input; ++iw) {
+              const int64_t ow = t.w[iw * W.kernel + kw];
               if (ow >= 0) visit(in_row + iw, out_row + ow, tap);
             }
           }
@@ -84,12 +63,13 @@ void for_each_landing(const BackwardProblem& p, const Targets& t, Visit&& visit)
 }
 
 template <typename scalar_t>
-void input_backward_kernel(const BackwardProblem& p, const scalar_t* grad_output,
+void input_backward_kernel(const ConvGeometry& p, const scalar_t* grad_output,
                            const scalar_t* weight, scalar_t* grad_input) {
   using acc_t = at::acc_type<scalar_t, /*is_cuda=*/false>;
-  const auto [in_plane, out_plane, taps, cin_g, cout_g] = extents_of(p);
+  const int64_t in_plane = p.input_positions(), out_plane = p.output_positions(), taps = p.taps();
+  const int64_t cin_g = p.in_channels_per_group(), cout_g = p.out_channels_per_group();
   const Targets targets = targets_for(p);
-  at::parallel_for(0, p.batch.expect_int() * p.in_channels, 1, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, p.batch * p.in_channels, 1, [&](int64_t begin, int64_t end) {
     std::vector<acc_t> plane(in_plane);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t n = task / p.in_channels, ic = task % p.in_channels;
@@ -109,11 +89,12 @@ void input_backward_kernel(const BackwardProblem& p, const scalar_t* grad_output
 }
 
 template <typename scalar_t>
-void weight_backward_kernel(const BackwardProblem& p, const scalar_t* input,
+void weight_backward_kernel(const ConvGeometry& p, const scalar_t* input,
                             const scalar_t* grad_output, scalar_t* grad_weight) {
   using acc_t = at::acc_type<scalar_t, /*is_cuda=*/false>;
-  const auto [in_plane, out_plane, taps, cin_g, cout_g] = extents_of(p);
-  const int64_t batch = p.batch.expect_int();
+  const int64_t in_plane = p.input_positions(), out_plane = p.output_positions(), taps = p.taps();
+  const int64_t cin_g = p.in_channels_per_group(), cout_g = p.out_channels_per_group();
+  const int64_t batch = p.batch;
   const Targets targets = targets_for(p);
   at::parallel_for(0, p.in_channels * cout_g, 1, [&](int64_t begin, int64_t end) {
     std::vector<acc_t> sums(taps);
@@ -146,28 +127,28 @@ void check_cpu(const at::Tensor& tensor) {
 }  // namespace
 
 at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
-  const BackwardProblem p =
+  const ConvTranspose3dArgs args =
       check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
   check_cpu(grad_output);
-  at::Tensor grad_input = at::empty_symint(p.input_shape(), grad_output.options());
+  at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   if (grad_input.numel() == 0) return grad_input;
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cpu", [&] {
-    input_backward_kernel<scalar_t>(p, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
+    input_backward_kernel<scalar_t>(geometry_of(args), g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
                                     grad_input.mutable_data_ptr<scalar_t>());
   });
   return grad_input;
 }
 
 at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS) {
-  const BackwardProblem p = check_weight_backward_args(input, grad_output, kernel_size, stride,
-                                                       padding, groups, dilation);
+  const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
+                                                              stride, padding, groups, dilation);
   check_cpu(input);
-  at::Tensor grad_weight = at::empty_symint(p.weight_shape(), input.options());
+  at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "ct3d_weight_backward_cpu", [&] {
-    weight_backward_kernel<scalar_t>(p, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
+    weight_backward_kernel<scalar_t>(geometry_of(args), x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
                                      grad_weight.mutable_data_ptr<scalar_t>());
   });
   return grad_weight;

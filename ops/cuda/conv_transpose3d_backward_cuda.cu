@@ -24,71 +24,42 @@
 namespace ct3d {
 namespace {
 
-struct Sizes {
-  int64_t batch, in_channels, out_channels, cin_per_group, cout_per_group;
-  int64_t in[3], out[3], kernel[3], stride[3], padding[3], dilation[3];
-};
-
-Sizes sizes_of(const BackwardProblem& p) {
-  Sizes s{};
-  s.batch = p.batch.expect_int();
-  s.in_channels = p.in_channels;
-  s.out_channels = p.out_channels;
-  s.cin_per_group = p.in_channels_per_group();
-  s.cout_per_group = p.out_channels_per_group();
-  const Int3 in = p.concrete_in_size(), out = p.concrete_out_size();
-  for (int i = 0; i < kSpatialDims; ++i) {
-    s.in[i] = in[i];
-    s.out[i] = out[i];
-    s.kernel[i] = p.kernel[i];
-    s.stride[i] = p.stride[i];
-    s.padding[i] = p.padding[i];
-    s.dilation[i] = p.dilation[i];
-  }
-  return s;
-}
-
-// Output index input index i sends through tap k along dimension dim, or -1.
-__device__ __forceinline__ int64_t tap_target(const Sizes& s, int dim, int64_t i, int64_t k) {
-  const int64_t o = i * s.stride[dim] - s.padding[dim] + k * s.dilation[dim];
-  return (o >= 0 && o < s.out[dim]) ? o : -1;
-}
-
 template <typename scalar_t>
-__global__ void input_backward_kernel(Sizes s, const scalar_t* __restrict__ grad_output,
+__global__ void input_backward_kernel(ConvGeometry s, const scalar_t* __restrict__ grad_output,
                                       const scalar_t* __restrict__ weight,
                                       scalar_t* __restrict__ grad_input, int64_t total) {
   using opmath_t = at::opmath_type<scalar_t>;
-  const int64_t out_plane = s.out[0] * s.out[1] * s.out[2];
-  const int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  const DimGeometry &D = s.dim[0], &H = s.dim[1], &W = s.dim[2];
+  const int64_t out_plane = s.output_positions(), taps = s.taps();
+  const int64_t cin_g = s.in_channels_per_group(), cout_g = s.out_channels_per_group();
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
        index += int64_t(gridDim.x) * blockDim.x) {
     int64_t rest = index;
-    const int64_t iw = rest % s.in[2];
-    rest /= s.in[2];
-    const int64_t ih = rest % s.in[1];
-    rest /= s.in[1];
-    const int64_t id = rest % s.in[0];
-    rest /= s.in[0];
+    const int64_t iw = rest % W.input;
+    rest /= W.input;
+    const int64_t ih = rest % H.input;
+    rest /= H.input;
+    const int64_t id = rest % D.input;
+    rest /= D.input;
     const int64_t ic = rest % s.in_channels;
     const int64_t n = rest / s.in_channels;
-    const int64_t oc0 = (ic / s.cin_per_group) * s.cout_per_group;
+    const int64_t oc0 = (ic / cin_g) * cout_g;
     opmath_t acc = 0;
-    for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
-      const int64_t od = tap_target(s, 0, id, kd);
+    for (int64_t kd = 0; kd < D.kernel; ++kd) {
+      const int64_t od = D.output_index_inside(id, kd);
       if (od < 0) continue;
-      for (int64_t kh = 0; kh < s.kernel[1]; ++kh) {
-        const int64_t oh = tap_target(s, 1, ih, kh);
+      for (int64_t kh = 0; kh < H.kernel; ++kh) {
+        const int64_t oh = H.output_index_inside(ih, kh);
         if (oh < 0) continue;
-        for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
-          const int64_t ow = tap_target(s, 2, iw, kw);
+        for (int64_t kw = 0; kw < W.kernel; ++kw) {
+          const int64_t ow = W.output_index_inside(iw, kw);
           if (ow < 0) continue;
-          const int64_t o = (od * s.out[1] + oh) * s.out[2] + ow;
-          const int64_t tap = (kd * s.kernel[1] + kh) * s.kernel[2] + kw;
-          for (int64_t col = 0; col < s.cout_per_group; ++col) {
+          const int64_t o = (od * H.output + oh) * W.output + ow;
+          const int64_t tap = (kd * H.kernel + kh) * W.kernel + kw;
+          for (int64_t col = 0; col < cout_g; ++col) {
             acc += static_cast<opmath_t>(
                        grad_output[(n * s.out_channels + oc0 + col) * out_plane + o]) *
-                   static_cast<opmath_t>(weight[(ic * s.cout_per_group + col) * taps + tap]);
+                   static_cast<opmath_t>(weight[(ic * cout_g + col) * taps + tap]);
           }
         }
       }
@@ -101,29 +72,30 @@ constexpr int kReduceThreads = 256;
 
 // Block (ic, col, tap) sums input * grad_output over batch and input positions.
 template <typename scalar_t>
-__global__ void weight_backward_kernel(Sizes s, const scalar_t* __restrict__ input,
+__global__ void weight_backward_kernel(ConvGeometry s, const scalar_t* __restrict__ input,
                                        const scalar_t* __restrict__ grad_output,
                                        scalar_t* __restrict__ grad_weight) {
-  const int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  const DimGeometry &D = s.dim[0], &H = s.dim[1], &W = s.dim[2];
+  const int64_t taps = s.taps();
+  const int64_t cin_g = s.in_channels_per_group(), cout_g = s.out_channels_per_group();
   const int64_t element = blockIdx.x;
   const int64_t tap = element % taps;
-  const int64_t col = (element / taps) % s.cout_per_group;
-  const int64_t ic = element / (taps * s.cout_per_group);
-  const int64_t oc = (ic / s.cin_per_group) * s.cout_per_group + col;
-  const int64_t kw = tap % s.kernel[2], kh = (tap / s.kernel[2]) % s.kernel[1];
-  const int64_t kd = tap / (s.kernel[2] * s.kernel[1]);
-  const int64_t in_plane = s.in[0] * s.in[1] * s.in[2];
-  const int64_t out_plane = s.out[0] * s.out[1] * s.out[2];
+  const int64_t col = (element / taps) % cout_g;
+  const int64_t ic = element / (taps * cout_g);
+  const int64_t oc = (ic / cin_g) * cout_g + col;
+  const int64_t kw = tap % W.kernel, kh = (tap / W.kernel) % H.kernel;
+  const int64_t kd = tap / (W.kernel * H.kernel);
+  const int64_t in_plane = s.input_positions(), out_plane = s.output_positions();
   double sum = 0;
   for (int64_t index = threadIdx.x; index < s.batch * in_plane; index += blockDim.x) {
     const int64_t n = index / in_plane, i = index % in_plane;
-    const int64_t iw = i % s.in[2], ih = (i / s.in[2]) % s.in[1], id = i / (s.in[2] * s.in[1]);
-    const int64_t od = tap_target(s, 0, id, kd), oh = tap_target(s, 1, ih, kh),
-                  ow = tap_target(s, 2, iw, kw);
+    const int64_t iw = i % W.input, ih = (i / W.input) % H.input, id = i / (W.input * H.input);
+    const int64_t od = D.output_index_inside(id, kd), oh = H.output_index_inside(ih, kh),
+                  ow = W.output_index_inside(iw, kw);
     if (od < 0 || oh < 0 || ow < 0) continue;
     sum += static_cast<double>(input[(n * s.in_channels + ic) * in_plane + i]) *
            static_cast<double>(grad_output[(n * s.out_channels + oc) * out_plane +
-                                           (od * s.out[1] + oh) * s.out[2] + ow]);
+                                           (od * H.output + oh) * W.output + ow]);
   }
   __shared__ double partial[kReduceThreads];
   partial[threadIdx.x] = sum;
@@ -146,27 +118,27 @@ void check_cuda(const at::Tensor& tensor) {
 }  // namespace
 
 at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
-  const BackwardProblem p =
+  const ConvTranspose3dArgs args =
       check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
   check_cuda(grad_output);
   const c10::cuda::CUDAGuard device_guard(grad_output.device());
-  at::Tensor grad_input = at::empty_symint(p.input_shape(), grad_output.options());
+  at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   const int64_t total = grad_input.numel();
   if (total == 0) return grad_input;
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry_of(p));
+  const ConvGeometry geometry = geometry_of(args);
+  const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
   if (cuda::implicit_gemm_supports(problem, g.scalar_type())) {
     cuda::launch_implicit_gemm(problem, g, w, at::Tensor(), grad_input, stream,
                                cuda::backward_staging_budget(g.numel()));
     return grad_input;
   }
-  const Sizes s = sizes_of(p);
   const int64_t blocks = std::min<int64_t>((total + 255) / 256, int64_t(1) << 20);
   AT_DISPATCH_FLOATING_TYPES_AND2(
       at::kHalf, at::kBFloat16, g.scalar_type(), "ct3d_input_backward_cuda", [&] {
         input_backward_kernel<scalar_t><<<blocks, 256, 0, stream>>>(
-            s, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
+            geometry, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
             grad_input.mutable_data_ptr<scalar_t>(), total);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       });
@@ -174,25 +146,25 @@ at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
 }
 
 at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
-  const BackwardProblem p = check_weight_backward_args(input, grad_output, kernel_size, stride,
-                                                       padding, groups, dilation);
+  const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
+                                                              stride, padding, groups, dilation);
   check_cuda(input);
   const c10::cuda::CUDAGuard device_guard(input.device());
-  at::Tensor grad_weight = at::empty_symint(p.weight_shape(), input.options());
+  at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
-  if (p.batch.expect_int() == 0) return grad_weight.zero_();
+  const ConvGeometry geometry = geometry_of(args);
+  if (geometry.batch == 0) return grad_weight.zero_();
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry_of(p));
+  const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
   if (cuda::weight_gradient_supports(plan, x.scalar_type())) {
     cuda::launch_weight_gradient(plan, x, g, grad_weight, stream);
     return grad_weight;
   }
-  const Sizes s = sizes_of(p);
   AT_DISPATCH_FLOATING_TYPES_AND2(
       at::kHalf, at::kBFloat16, x.scalar_type(), "ct3d_weight_backward_cuda", [&] {
         weight_backward_kernel<scalar_t><<<grad_weight.numel(), kReduceThreads, 0, stream>>>(
-            s, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
+            geometry, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
             grad_weight.mutable_data_ptr<scalar_t>());
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       });

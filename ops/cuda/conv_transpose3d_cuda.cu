@@ -33,19 +33,20 @@ at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const cuda::GatherProblem problem = cuda::forward_gather(geometry_of(args));
+  const ConvGeometry geometry = geometry_of(args);
+  const cuda::GatherProblem problem = cuda::forward_gather(geometry);
   if (cuda::implicit_gemm_supports(problem, input.scalar_type())) {
     // Writes through the output's strides: contiguous or channels-last.
     cuda::launch_implicit_gemm(problem, input5, weight_c, bias_c, output5, stream,
                                cuda::kUnlimitedStaging, [&](const int* run_only_if) {
                                  cuda::launch_direct_conv_transpose3d(
-                                     args, input5, weight_c, bias_c, output5, stream, run_only_if);
+                                     geometry, input5, weight_c, bias_c, output5, stream, run_only_if);
                                });
   } else if (output5.is_contiguous()) {
-    cuda::launch_direct_conv_transpose3d(args, input5, weight_c, bias_c, output5, stream);
+    cuda::launch_direct_conv_transpose3d(geometry, input5, weight_c, bias_c, output5, stream);
   } else {
     at::Tensor dense = at::empty(output5.sizes(), output5.options());
-    cuda::launch_direct_conv_transpose3d(args, input5, weight_c, bias_c, dense, stream);
+    cuda::launch_direct_conv_transpose3d(geometry, input5, weight_c, bias_c, dense, stream);
     output5.copy_(dense);
   }
   return output;

@@ -6,7 +6,7 @@
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
-#include "ops/conv_transpose3d_args.h"
+#include "ops/conv_geometry.h"
 
 namespace ct3d::cuda {
 
@@ -14,7 +14,7 @@ namespace ct3d::cuda {
 // undefined; output: contiguous (N, C_out, OD, OH, OW), fully written.
 // With run_only_if set, the kernel reads that device flag first and does nothing
 // when it is 0 (an exactness guard the implicit GEMM launches behind itself).
-void launch_direct_conv_transpose3d(const ConvTranspose3dArgs& args, const at::Tensor& input,
+void launch_direct_conv_transpose3d(const ConvGeometry& geometry, const at::Tensor& input,
                                     const at::Tensor& weight, const at::Tensor& bias,
                                     at::Tensor& output, cudaStream_t stream,
                                     const int* run_only_if = nullptr);

@@ -60,7 +60,7 @@ GatherProblem transposed_conv_gather(const ConvGeometry& g, bool forward) {
     dim.target_extent = forward ? d.output : d.input;
     dim.kernel = d.kernel;
     dim.position_step = forward ? 1 : d.stride;
-    dim.phases = forward ? plan_phases(d.input, d.output, d.kernel, d.stride, d.padding, d.dilation)
+    dim.phases = forward ? plan_phases(d)
                          : std::vector<PhaseDimPlan>{strided_gather_plan(d)};
   }
   return problem;

@@ -28,7 +28,7 @@
 
 #include "ops/conv_geometry.h"
 #include "ops/cuda/engine/fast_divider.h"
-#include "ops/cuda/engine/phase_plan.h"
+#include "ops/phase_plan.h"
 
 namespace ct3d::cuda {
 

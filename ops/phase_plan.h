@@ -1,15 +1,17 @@
 // Stride-phase decomposition of a transposed convolution (host side, no CUDA).
 //
-// Output index o = i * stride - padding + k * dilation. Split every output
-// dimension by phase r = o mod stride and write o = q * stride + r: the taps k that
-// reach phase r are exactly those with (r + padding - k * dilation) divisible by
-// stride, and for them the input index is i = q + (r + padding - k * dilation) /
-// stride. So each phase is a dense stride-1 gather over its own taps, and no
-// multiply is spent on the zeros a zero-inserted input would have.
+// Split every output dimension by phase r = o mod stride and write
+// o = q * stride + r. A tap k reaches phase r exactly when some input index sends
+// output index r through it (DimGeometry::source_index), and then input index
+// q + shift reaches output q * stride + r, with shift that source index of r. So
+// each phase is a dense stride-1 gather over its own taps, and no multiply is spent
+// on the zeros a zero-inserted input would have.
 #pragma once
 
 #include <cstdint>
 #include <vector>
+
+#include "ops/conv_geometry.h"
 
 namespace ct3d {
 
@@ -25,7 +27,6 @@ struct PhaseDimPlan {
 // arithmetic progression: the k solving (r + padding - k * dilation) = 0 mod stride
 // step by stride / gcd(stride, dilation), their shifts by -dilation / gcd, and the
 // dropped ones lie at either end.
-std::vector<PhaseDimPlan> plan_phases(int64_t input_extent, int64_t output_extent, int64_t kernel,
-                                      int64_t stride, int64_t padding, int64_t dilation);
+std::vector<PhaseDimPlan> plan_phases(const DimGeometry& dim);
 
 }  // namespace ct3d
