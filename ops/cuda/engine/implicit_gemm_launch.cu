@@ -131,7 +131,7 @@ bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) 
         if (shift > kMaxShift || shift < -kMaxShift) return false;
       }
     }
-    const StagedExtent halo = staged_halo(dim);
+    const StagedExtent& halo = dim.halo;
     staged_positions *= dim.source_extent + halo.low + halo.high;
     source_positions *= dim.source_extent;
     positions_per_sample *= dim.phases[0].positions;

@@ -62,6 +62,7 @@ GatherProblem transposed_conv_gather(const ConvGeometry& g, bool forward) {
     dim.position_step = forward ? 1 : d.stride;
     dim.phases = forward ? plan_phases(d)
                          : std::vector<PhaseDimPlan>{strided_gather_plan(d)};
+    dim.halo = staged_halo(dim);
   }
   return problem;
 }
@@ -105,7 +106,7 @@ PhaseProblem make_phase_problem(const GatherProblem& problem, int channel_chunk,
   for (int i = 0; i < kSpatialDims; ++i) {
     const GatherDim& gather = problem.dim[i];
     p.source_extent[i] = static_cast<int>(gather.source_extent);
-    const StagedExtent halo = staged_halo(gather);
+    const StagedExtent& halo = gather.halo;
     p.halo_low[i] = static_cast<int>(halo.low);
     p.staged_extent[i] = static_cast<int>(gather.source_extent + halo.low + halo.high);
     DimParams& dim = p.dim[i];

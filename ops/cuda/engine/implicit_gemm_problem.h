@@ -56,6 +56,11 @@ struct DimParams {
   ResidueParams residue[kMaxResidues];
 };
 
+// Zero halo of one staged dimension: staged index = input index + low.
+struct StagedExtent {
+  int64_t low = 0, high = 0;
+};
+
 // One dimension of a GatherProblem.
 struct GatherDim {
   int64_t source_extent = 1;  // the staged operand's extent
@@ -63,6 +68,7 @@ struct GatherDim {
   int64_t kernel = 1;
   int64_t position_step = 1;  // source index advance per phase position
   std::vector<PhaseDimPlan> phases;  // residue 0 .. phase count - 1
+  StagedExtent halo;                 // staged_halo(*this), worked out once with the phases
 };
 
 // Where weight(m, c, tap) of a convolution group lies in the weight tensor, in
@@ -86,11 +92,6 @@ GatherProblem forward_gather(const ConvGeometry& geometry);
 // The input gradient, a strided convolution: grad_input[n][ci][i] = sum of
 // grad_output[n][co][i * stride - padding + k * dilation] * weight[ci][co][k].
 GatherProblem input_gradient_gather(const ConvGeometry& geometry);
-
-// Zero halo of one staged dimension: staged index = input index + low.
-struct StagedExtent {
-  int64_t low = 0, high = 0;
-};
 
 struct PhaseProblem {
   DimParams dim[3];  // depth, height, width
