@@ -22,6 +22,9 @@ template <int kBlockWarps, class WarpTileType, int kPipelineStages>
 struct TileConfig {
   using WarpTile = WarpTileType;
   static constexpr int kStages = kPipelineStages;  // cp.async pipeline depth
+  // How the weights are packed for it (weight_packing.cuh).
+  static constexpr bool kPackPositionsOnM = WarpTile::kPositionsOnM;
+  static constexpr int kPackWgmmaChannels = 0;
   static constexpr int kWarps = kBlockWarps;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kBlockChannels = WarpTile::kChannels;
@@ -85,6 +88,129 @@ __device__ __forceinline__ PhasePosition decode_row(const PhaseProblem& p, RowOr
   return pos;
 }
 
+// The phase and first row of a block (the active phase varies fastest across
+// blocks, width residue first: blocks that run together write the interleaved
+// halves of the same output lines, which then meet in L2 instead of reaching
+// memory as partial sectors).
+struct PhaseBlock {
+  int residue_d, residue_h, residue_w;
+  ResidueParams res_d, res_h, res_w;
+  int64_t row0;
+  RowOrigin origin;
+
+  __device__ __forceinline__ bool row_in_phase(const PhaseProblem& p, int64_t row,
+                                               const PhasePosition& pos) const {
+    return row < p.rows && pos.qd < res_d.positions && pos.qh < res_h.positions &&
+           pos.qw < res_w.positions;
+  }
+};
+
+__device__ __forceinline__ PhaseBlock phase_block(const PhaseProblem& p, int block_positions) {
+  PhaseBlock b;
+  const int phase = static_cast<int>(blockIdx.x % p.phases);
+  b.row0 = static_cast<int64_t>(blockIdx.x / p.phases) * block_positions;
+  const int active_w = p.dim[2].active_residues, active_h = p.dim[1].active_residues;
+  b.residue_w = p.dim[2].active_residue[phase % active_w];
+  b.residue_h = p.dim[1].active_residue[(phase / active_w) % active_h];
+  b.residue_d = p.dim[0].active_residue[phase / (active_w * active_h)];
+  b.res_d = p.dim[0].residue[b.residue_d];
+  b.res_h = p.dim[1].residue[b.residue_h];
+  b.res_w = p.dim[2].residue[b.residue_w];
+  b.origin = row_origin(p, b.row0);
+  return b;
+}
+
+// The staged source row of block row `local` at the reduction's origin (rows past
+// the end gather the last row again; they are not stored). Thanks to the staged
+// halo every tap of a row is inside, so a row is just its address.
+__device__ __forceinline__ const float* staged_row(const PhaseProblem& p, const PhaseBlock& b,
+                                                   const float* staged, int group, int local) {
+  const int clamped = b.row0 + local < p.rows ? local : static_cast<int>(p.rows - 1 - b.row0);
+  const PhasePosition pos = decode_row(p, b.origin, clamped);
+  return staged + pos.n * p.staged_batch_stride + p.staged_origin +
+         static_cast<int64_t>(group) * p.cin_padded + pos.qd * p.row_stride[0] +
+         pos.qh * p.row_stride[1] + pos.qw * p.row_stride[2];
+}
+
+// Where block row `local` of channel group_channel0 goes in the output, or null
+// when the row is past the phase's end.
+__device__ __forceinline__ float* output_row(const PhaseProblem& p, const PhaseBlock& b,
+                                             float* output, int64_t group_channel0, int local) {
+  const PhasePosition pos = decode_row(p, b.origin, local);
+  if (!b.row_in_phase(p, b.row0 + local, pos)) return nullptr;
+  return output + pos.n * p.output_batch_stride + group_channel0 * p.output_channel_stride +
+         static_cast<int64_t>(pos.qd * p.dim[0].stride + b.residue_d) * p.output_stride[0] +
+         static_cast<int64_t>(pos.qh * p.dim[1].stride + b.residue_h) * p.output_stride[1] +
+         static_cast<int64_t>(pos.qw * p.dim[2].stride + b.residue_w) * p.output_stride[2];
+}
+
+// The reduction runs over (depth tap, height tap, width tap, channel chunk), chunk
+// fastest. Each dimension's taps are a progression, so moving to the next stage
+// adds one of four precomputed steps to the input offset and to the weights'.
+// Packed weights of one (tap, chunk): kWeightFloatsPerChannel per padded channel.
+struct ReductionWalk {
+  int total_stages;
+  int last_chunk, taps_w, taps_h;
+  int64_t weight_chunk_step;
+  int64_t input_wrap_w, input_wrap_h, input_wrap_d;
+  int64_t weight_wrap_w, weight_wrap_h, weight_wrap_d;
+  // The next stage's offsets (input: from a staged row; weights: from the packed
+  // start) and its place in the reduction.
+  int64_t input_offset, weight_offset;
+  int chunk = 0, tw = 0, th = 0;
+
+  __device__ __forceinline__ ReductionWalk(const PhaseProblem& p, const PhaseBlock& b) {
+    const int chunks_per_tap = p.cin_padded / kBlockK;
+    total_stages = b.res_d.taps * b.res_h.taps * b.res_w.taps * chunks_per_tap;
+    taps_w = b.res_w.taps;
+    taps_h = b.res_h.taps;
+    weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
+    const int64_t weight_tap_step = chunks_per_tap * weight_chunk_step;
+    const int64_t input_step_d = b.res_d.shift_step * p.staged_stride[0];
+    const int64_t input_step_h = b.res_h.shift_step * p.staged_stride[1];
+    const int64_t input_step_w = b.res_w.shift_step * p.staged_stride[2];
+    const int64_t weight_step_d = b.res_d.tap_step * p.kernel_h * p.kernel_w * weight_tap_step;
+    const int64_t weight_step_h = b.res_h.tap_step * p.kernel_w * weight_tap_step;
+    const int64_t weight_step_w = b.res_w.tap_step * weight_tap_step;
+    // Steps from one stage to the next: to the next chunk, or on wrapping to the
+    // next width, height or depth tap (the other counters back to their first).
+    last_chunk = chunks_per_tap - 1;
+    input_wrap_w = input_step_w - last_chunk * kRowFloats;
+    input_wrap_h = input_wrap_w + input_step_h - b.res_w.taps * input_step_w;
+    input_wrap_d = input_wrap_h + input_step_d - b.res_h.taps * input_step_h;
+    weight_wrap_w = weight_step_w - last_chunk * weight_chunk_step;
+    weight_wrap_h = weight_wrap_w + weight_step_h - b.res_w.taps * weight_step_w;
+    weight_wrap_d = weight_wrap_h + weight_step_d - b.res_h.taps * weight_step_h;
+    input_offset = b.res_d.first_shift * p.staged_stride[0] +
+                   b.res_h.first_shift * p.staged_stride[1] +
+                   b.res_w.first_shift * p.staged_stride[2];
+    weight_offset =
+        ((b.res_d.first_tap * p.kernel_h + b.res_h.first_tap) * p.kernel_w + b.res_w.first_tap) *
+        weight_tap_step;
+  }
+
+  __device__ __forceinline__ void advance() {
+    int64_t input_step = kRowFloats, weight_step = weight_chunk_step;
+    if (++chunk > last_chunk) {
+      chunk = 0;
+      input_step = input_wrap_w;
+      weight_step = weight_wrap_w;
+      if (++tw == taps_w) {
+        tw = 0;
+        input_step = input_wrap_h;
+        weight_step = weight_wrap_h;
+        if (++th == taps_h) {
+          th = 0;
+          input_step = input_wrap_d;
+          weight_step = weight_wrap_d;
+        }
+      }
+    }
+    input_offset += input_step;
+    weight_offset += weight_step;
+  }
+};
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     implicit_gemm_phase_kernel(const __grid_constant__ PhaseProblem p,
@@ -98,72 +224,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   const int tid = threadIdx.x;
   const int group = blockIdx.z;
   const int channel0 = blockIdx.y * Cfg::kBlockChannels;
-  // The (active) phase varies fastest across blocks, width residue first: blocks
-  // that run together write the interleaved halves of the same output lines, which
-  // then meet in L2 instead of reaching memory as partial sectors.
-  const int phase = static_cast<int>(blockIdx.x % p.phases);
-  const int64_t block_row0 = static_cast<int64_t>(blockIdx.x / p.phases) * Cfg::kBlockPositions;
-  const int active_w = p.dim[2].active_residues, active_h = p.dim[1].active_residues;
-  const int residue_w = p.dim[2].active_residue[phase % active_w];
-  const int residue_h = p.dim[1].active_residue[(phase / active_w) % active_h];
-  const int residue_d = p.dim[0].active_residue[phase / (active_w * active_h)];
-  const ResidueParams res_d = p.dim[0].residue[residue_d];
-  const ResidueParams res_h = p.dim[1].residue[residue_h];
-  const ResidueParams res_w = p.dim[2].residue[residue_w];
-  const RowOrigin origin = row_origin(p, block_row0);
-  auto row_in_phase = [&](int64_t row, const PhasePosition& pos) {
-    return row < p.rows && pos.qd < res_d.positions && pos.qh < res_h.positions &&
-           pos.qw < res_w.positions;
-  };
+  const PhaseBlock block = phase_block(p, Cfg::kBlockPositions);
 
   // Each thread copies chunk (tid % 4) of the same kRows staged rows for the whole
-  // reduction. Thanks to the staged halo every tap of a row is inside, so a row is
-  // just its address; rows past the end gather the last row again (not stored).
+  // reduction.
   const int copy_chunk = tid % kChunksPerRow;
   const float* row_source[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    const int local = tid / kChunksPerRow + r * Cfg::kRowStep;
-    const int clamped =
-        block_row0 + local < p.rows ? local : static_cast<int>(p.rows - 1 - block_row0);
-    const PhasePosition pos = decode_row(p, origin, clamped);
-    row_source[r] = staged + pos.n * p.staged_batch_stride + p.staged_origin +
-                    static_cast<int64_t>(group) * p.cin_padded + pos.qd * p.row_stride[0] +
-                    pos.qh * p.row_stride[1] + pos.qw * p.row_stride[2] + 4 * copy_chunk;
+    row_source[r] = staged_row(p, block, staged, group, tid / kChunksPerRow + r * Cfg::kRowStep) +
+                    4 * copy_chunk;
   }
-
-  // The reduction runs over (depth tap, height tap, width tap, channel chunk), chunk
-  // fastest. Each dimension's taps are a progression, so moving to the next stage
-  // adds one of four precomputed steps to the input offset and to the weights'.
-  const int chunks_per_tap = p.cin_padded / kBlockK;
-  const int total_stages = res_d.taps * res_h.taps * res_w.taps * chunks_per_tap;
-  // Packed weights of one (tap, chunk): kWeightFloatsPerChannel per padded channel.
-  const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
-  const int64_t weight_tap_step = chunks_per_tap * weight_chunk_step;
-  const int64_t input_step_d = res_d.shift_step * p.staged_stride[0];
-  const int64_t input_step_h = res_h.shift_step * p.staged_stride[1];
-  const int64_t input_step_w = res_w.shift_step * p.staged_stride[2];
-  const int64_t weight_step_d = res_d.tap_step * p.kernel_h * p.kernel_w * weight_tap_step;
-  const int64_t weight_step_h = res_h.tap_step * p.kernel_w * weight_tap_step;
-  const int64_t weight_step_w = res_w.tap_step * weight_tap_step;
-  // Steps from one stage to the next: to the next chunk, or on wrapping to the
-  // next width, height or depth tap (the other counters back to their first).
-  const int last_chunk = chunks_per_tap - 1;
-  const int64_t input_wrap_w = input_step_w - last_chunk * kRowFloats;
-  const int64_t input_wrap_h = input_wrap_w + input_step_h - res_w.taps * input_step_w;
-  const int64_t input_wrap_d = input_wrap_h + input_step_d - res_h.taps * input_step_h;
-  const int64_t weight_wrap_w = weight_step_w - last_chunk * weight_chunk_step;
-  const int64_t weight_wrap_h = weight_wrap_w + weight_step_h - res_w.taps * weight_step_w;
-  const int64_t weight_wrap_d = weight_wrap_h + weight_step_d - res_h.taps * weight_step_h;
-  // Offsets of the next stage to load, and its position in the reduction.
-  int64_t input_offset = res_d.first_shift * p.staged_stride[0] +
-                         res_h.first_shift * p.staged_stride[1] +
-                         res_w.first_shift * p.staged_stride[2];
+  ReductionWalk walk(p, block);
   const float* weight_source =
-      packed_weight + group * p.packed_group_stride + channel0 * kWeightFloatsPerChannel +
-      ((res_d.first_tap * p.kernel_h + res_h.first_tap) * p.kernel_w + res_w.first_tap) *
-          weight_tap_step;
-  int load_chunk = 0, load_tw = 0, load_th = 0;
+      packed_weight + group * p.packed_group_stride + channel0 * kWeightFloatsPerChannel;
   // Shared-memory address of this thread's first copied chunk; row r is
   // r * kRowStep rows further (kRowStep is a multiple of 8, so the swizzle agrees).
   const uint32_t copy_destination =
@@ -174,35 +248,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       cp_async_16(copy_destination + slot * kStageBytes + r * Cfg::kRowStep * kRowFloats * 4,
-                  row_source[r] + input_offset);
+                  row_source[r] + walk.input_offset);
     }
     float* tile_weight = shared + slot * Cfg::kStageFloats + Cfg::kTileInputFloats;
+    const float* weights = weight_source + walk.weight_offset;
     constexpr int kVectors = Cfg::kTileWeightFloats / 4;
 #pragma unroll
     for (int v0 = 0; v0 < kVectors; v0 += Cfg::kThreads) {
       const int index = (v0 + tid) * 4;
       if (kVectors % Cfg::kThreads == 0 || v0 + tid < kVectors) {
-        cp_async_16(shared_address(tile_weight + index), weight_source + index);
+        cp_async_16(shared_address(tile_weight + index), weights + index);
       }
     }
-    int64_t input_step = kRowFloats, weight_step = weight_chunk_step;
-    if (++load_chunk > last_chunk) {
-      load_chunk = 0;
-      input_step = input_wrap_w;
-      weight_step = weight_wrap_w;
-      if (++load_tw == res_w.taps) {
-        load_tw = 0;
-        input_step = input_wrap_h;
-        weight_step = weight_wrap_h;
-        if (++load_th == res_h.taps) {
-          load_th = 0;
-          input_step = input_wrap_d;
-          weight_step = weight_wrap_d;
-        }
-      }
-    }
-    input_offset += input_step;
-    weight_source += weight_step;
+    walk.advance();
   };
 
   const int lane = tid & 31;
@@ -215,7 +273,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     tile.multiply(stage + fragment_offset, stage + Cfg::kTileInputFloats, lane);
   };
 
-  run_cp_async_pipeline<kStages>(total_stages, load_stage,
+  run_cp_async_pipeline<kStages>(walk.total_stages, load_stage,
                                  [&](int slot, int) { compute_stage(slot); });
 
   // Epilogue, through shared memory: each warp parks its tile as [channel]
@@ -235,15 +293,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   float* out[kSegments];
 #pragma unroll
   for (int segment = 0; segment < kSegments; ++segment) {
-    const int local = warp_position0 + segment * 32 + lane;
-    const PhasePosition pos = decode_row(p, origin, local);
-    out[segment] =
-        row_in_phase(block_row0 + local, pos)
-            ? output + pos.n * p.output_batch_stride + group_channel0 * p.output_channel_stride +
-                  static_cast<int64_t>(pos.qd * p.dim[0].stride + residue_d) * p.output_stride[0] +
-                  static_cast<int64_t>(pos.qh * p.dim[1].stride + residue_h) * p.output_stride[1] +
-                  static_cast<int64_t>(pos.qw * p.dim[2].stride + residue_w) * p.output_stride[2]
-            : nullptr;
+    out[segment] = output_row(p, block, output, group_channel0, warp_position0 + segment * 32 + lane);
   }
   const int channels = min(Cfg::kBlockChannels, p.cout_per_group - channel0);
   const float* channel_bias = bias != nullptr ? bias + group_channel0 : nullptr;

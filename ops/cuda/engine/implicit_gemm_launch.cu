@@ -4,8 +4,11 @@
 // implicit_gemm_problem.cpp).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <limits>
 
 #include "ops/cuda/engine/group_fold.h"
@@ -14,6 +17,7 @@
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_packing.cuh"
+#include "ops/cuda/engine/wgmma_kernel.cuh"
 
 namespace ct3d::cuda {
 namespace {
@@ -37,6 +41,47 @@ int group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
   return static_cast<int>(best_group_fold(groups, cin_g, cout_g, [&](int64_t f) {
     return groups / f * ((f * cin_g + 15) / 16) * ((f * cout_g + 15) / 16);
   }));
+}
+
+template <class Cfg>
+auto phase_kernel_of() {
+  if constexpr (Cfg::kPackWgmmaChannels > 0) {
+    return wgmma_phase_kernel<Cfg>;
+  } else {
+    return implicit_gemm_phase_kernel<Cfg>;
+  }
+}
+
+// Whether the wgmma mainloop runs here: an sm_90 device running this library's
+// sm_90a image, unless CT3D_DISABLE_WGMMA is set (tests use it to run the mma.sync
+// mainloop on the same GPU). The device part is asked once per device.
+bool wgmma_enabled() {
+  const char* disabled = std::getenv("CT3D_DISABLE_WGMMA");
+  if (disabled != nullptr && disabled[0] != '\0' && disabled[0] != '0') return false;
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int8_t> known[kMaxDevices] = {};  // 0 unknown, 1 yes, 2 no
+  const int device = c10::cuda::current_device();
+  if (device >= kMaxDevices) return false;
+  int8_t state = known[device].load();
+  if (state == 0) {
+    int major = 0, minor = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    cudaFuncAttributes attributes{};
+    C10_CUDA_CHECK(cudaFuncGetAttributes(&attributes, wgmma_phase_kernel<WgmmaConfig<64>>));
+    state = (major == 9 && minor == 0 && attributes.binaryVersion == 90) ? 1 : 2;
+    known[device].store(state);
+  }
+  return state == 1;
+}
+
+// The wgmma block's channels (wgmma N) for a folded group's output channels: the
+// smallest shape that holds them, or blocks of 128.
+int wgmma_channels_for(int64_t cout) {
+  for (const int n : {16, 24, 32, 48, 64, 96}) {
+    if (cout <= n) return n;
+  }
+  return 128;
 }
 
 StagedLayout staged_layout_of(const PhaseProblem& p, int64_t groups) {
@@ -82,12 +127,13 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
   pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
       weight.const_data_ptr<float>(), problem.weight, packed.mutable_data_ptr<float>(),
       packed_elements, p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded,
-      p.cout_padded, static_cast<int>(taps), Cfg::WarpTile::kPositionsOnM, nonfinite);
+      p.cout_padded, static_cast<int>(taps), Cfg::kPackPositionsOnM, Cfg::kPackWgmmaChannels,
+      nonfinite);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 
   if (p.phases == 0) return;
 
-  auto kernel = implicit_gemm_phase_kernel<Cfg>;
+  auto kernel = phase_kernel_of<Cfg>();
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   // Staged and multiplied a chunk of samples at a time (staging_chunk_samples).
@@ -180,7 +226,23 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   if (fold > 1) nonfinite = at::empty({1}, source.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
   const int64_t cout = folded.target_channels;
-  if (cout > 16 && cout <= 24) {
+  if (wgmma_enabled()) {
+    switch (wgmma_channels_for(cout)) {
+#define CT3D_WGMMA_CASE(N)                                                                      \
+  case N:                                                                                       \
+    launch_all_phases<WgmmaConfig<N>>(folded, fold, flag, source, weight, bias, output, stream, \
+                                      staging_budget_floats);                                   \
+    break;
+      CT3D_WGMMA_CASE(16)
+      CT3D_WGMMA_CASE(24)
+      CT3D_WGMMA_CASE(32)
+      CT3D_WGMMA_CASE(48)
+      CT3D_WGMMA_CASE(64)
+      CT3D_WGMMA_CASE(96)
+      CT3D_WGMMA_CASE(128)
+#undef CT3D_WGMMA_CASE
+    }
+  } else if (cout > 16 && cout <= 24) {
     // Positions on M and three 8-channel tiles: no padding to 32 channels.
     launch_all_phases<TileConfig<4, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, source,
                                                                   weight, bias, output, stream,

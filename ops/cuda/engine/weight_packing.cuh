@@ -8,6 +8,7 @@
 #include "ops/cuda/engine/implicit_gemm_layout.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/wgmma_weight_layout.h"
 
 namespace ct3d::cuda {
 
@@ -21,7 +22,8 @@ namespace ct3d::cuda {
 // - positions on M (8-channel tiles): [hi, lo][lane][4]; element e of lane (g, t)
 //   is output channel g and input channel 4 t + e (the col-major B fragments of
 //   both k-steps).
-// Either way a (tap, chunk) holds 2 x 16 floats per padded output channel.
+// - wgmma (wgmma_n > 0): wgmma_weight_layout.h, for blocks of wgmma_n channels.
+// Every way a (tap, chunk) holds 2 x 16 floats per padded output channel.
 //
 // With fold > 1, each GEMM group is `fold` consecutive groups of the convolution
 // (cin_per_group and cout_per_group are the convolution's): the packed weights are
@@ -31,7 +33,8 @@ __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
                                              const WeightLayout layout, float* __restrict__ packed,
                                              int64_t total, int cin_per_group, int cout_per_group,
                                              int fold, int cin_padded, int cout_padded, int taps,
-                                             bool positions_on_m, int* nonfinite) {
+                                             bool positions_on_m, int wgmma_n,
+                                             int* nonfinite) {
   // The staging pass, queued behind this kernel, sets the flag on a non-finite input.
   if (nonfinite != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *nonfinite = 0;
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
@@ -41,7 +44,15 @@ __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
     int col, in_chunk;
     bool lo_part;
     int64_t rest;
-    if (positions_on_m) {
+    if (wgmma_n > 0) {
+      const int64_t per_chunk = static_cast<int64_t>(cout_padded) * kWeightFloatsPerChannel;
+      const WgmmaWeightElement element =
+          wgmma_weight_element(static_cast<int>(index % per_chunk), wgmma_n);
+      col = element.channel;
+      in_chunk = element.in_chunk;
+      lo_part = element.lo;
+      rest = index / per_chunk;
+    } else if (positions_on_m) {
       lo_part = (index >> 7) & 1;
       rest = index >> 8;
       const int output_tiles = cout_padded / 8;
