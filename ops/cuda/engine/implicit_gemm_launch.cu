@@ -68,7 +68,8 @@ bool wgmma_enabled() {
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
     cudaFuncAttributes attributes{};
-    C10_CUDA_CHECK(cudaFuncGetAttributes(&attributes, wgmma_phase_kernel<WgmmaConfig<64>>));
+    C10_CUDA_CHECK(
+        cudaFuncGetAttributes(&attributes, wgmma_phase_kernel<WgmmaConfig<64, 1, 2>>));
     state = (major == 9 && minor == 0 && attributes.binaryVersion == 90) ? 1 : 2;
     known[device].store(state);
   }
@@ -228,18 +229,21 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   const int64_t cout = folded.target_channels;
   if (wgmma_enabled()) {
     switch (wgmma_channels_for(cout)) {
-#define CT3D_WGMMA_CASE(N)                                                                      \
-  case N:                                                                                       \
-    launch_all_phases<WgmmaConfig<N>>(folded, fold, flag, source, weight, bias, output, stream, \
-                                      staging_budget_floats);                                   \
+// Up to 32 channels, two m-tiles per warpgroup and one chunk per stage; wider,
+// one m-tile and two chunks (registers: accumulators + two sets of fragments).
+#define CT3D_WGMMA_CASE(N, M_TILES, CHUNKS)                                                \
+  case N:                                                                                  \
+    launch_all_phases<WgmmaConfig<N, M_TILES, CHUNKS>>(folded, fold, flag, source, weight, \
+                                                       bias, output, stream,               \
+                                                       staging_budget_floats);             \
     break;
-      CT3D_WGMMA_CASE(16)
-      CT3D_WGMMA_CASE(24)
-      CT3D_WGMMA_CASE(32)
-      CT3D_WGMMA_CASE(48)
-      CT3D_WGMMA_CASE(64)
-      CT3D_WGMMA_CASE(96)
-      CT3D_WGMMA_CASE(128)
+      CT3D_WGMMA_CASE(16, 2, 1)
+      CT3D_WGMMA_CASE(24, 2, 1)
+      CT3D_WGMMA_CASE(32, 2, 1)
+      CT3D_WGMMA_CASE(48, 1, 2)
+      CT3D_WGMMA_CASE(64, 1, 2)
+      CT3D_WGMMA_CASE(96, 1, 2)
+      CT3D_WGMMA_CASE(128, 1, 2)
 #undef CT3D_WGMMA_CASE
     }
   } else if (cout > 16 && cout <= 24) {
