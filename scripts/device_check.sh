@@ -38,6 +38,7 @@ for bench in ${CT3D_BENCH:-forward training}; do
   case $bench in
     forward) python3 bench/bench.py --out "$OUT" 2>&1 | tee "$OUT/bench.log" ;;
     training) python3 bench/bench_training.py --out "$OUT" 2>&1 | tee "$OUT/training.log" ;;
+    wide) python3 bench/bench.py --problems wide --name wide --out "$OUT" 2>&1 | tee "$OUT/wide.log" ;;
   esac
 done
 # Hardware counters of the main kernel on the problems named in $CT3D_PROFILE.

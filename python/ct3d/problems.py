@@ -18,10 +18,11 @@ class Problem:
     input_size: tuple          # (C_in, D, H, W)
     init_inputs: tuple
     conv: dict = field(default_factory=dict)
+    name: str = ""  # a label for problems outside level 1
 
     @property
     def label(self) -> str:
-        return f"L1-{self.number}"
+        return self.name or f"L1-{self.number}"
 
     def input_shape(self, batch=None, spatial_scale=1):
         """Input shape, optionally with a smaller batch and spatial sizes divided by

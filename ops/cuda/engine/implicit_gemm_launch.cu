@@ -76,10 +76,12 @@ bool wgmma_enabled() {
   return state == 1;
 }
 
+constexpr int64_t kWgmmaMinChannels = 32;
+
 // The wgmma block's channels (wgmma N) for a folded group's output channels: the
 // smallest shape that holds them, or blocks of 128.
 int wgmma_channels_for(int64_t cout) {
-  for (const int n : {16, 24, 32, 48, 64, 96}) {
+  for (const int n : {48, 64, 96}) {
     if (cout <= n) return n;
   }
   return 128;
@@ -227,19 +229,20 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   if (fold > 1) nonfinite = at::empty({1}, source.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
   const int64_t cout = folded.target_channels;
-  if (wgmma_enabled()) {
+  // The wgmma mainloop for more than 32 channels per block. Narrower blocks do too
+  // little math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels)
+  // 1.59 -> 2.20 ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48)
+  // 4.45 -> 4.11): there the input gather, not the tensor core, is the limit.
+  if (wgmma_enabled() && cout > kWgmmaMinChannels) {
     switch (wgmma_channels_for(cout)) {
-// Up to 32 channels, two m-tiles per warpgroup and one chunk per stage; wider,
-// one m-tile and two chunks (registers: accumulators + two sets of fragments).
+// One m-tile per warpgroup and two chunks per stage (registers: accumulators +
+// two sets of fragments).
 #define CT3D_WGMMA_CASE(N, M_TILES, CHUNKS)                                                \
   case N:                                                                                  \
     launch_all_phases<WgmmaConfig<N, M_TILES, CHUNKS>>(folded, fold, flag, source, weight, \
                                                        bias, output, stream,               \
                                                        staging_budget_floats);             \
     break;
-      CT3D_WGMMA_CASE(16, 2, 1)
-      CT3D_WGMMA_CASE(24, 2, 1)
-      CT3D_WGMMA_CASE(32, 2, 1)
       CT3D_WGMMA_CASE(48, 1, 2)
       CT3D_WGMMA_CASE(64, 1, 2)
       CT3D_WGMMA_CASE(96, 1, 2)

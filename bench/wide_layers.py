@@ -1,0 +1,29 @@
+"""Wide 3-D decoder layers outside the KernelBench set (issue 11): channels 64 to 256,
+kernel 3 to 5, stride 1 and 2, batch 8 to 16, inputs 16^3 to 32^3. A user's layers
+are not ours to choose; these are the kind typical 3-D U-Net / VAE decoders have.
+Numbered from 101 so they share the benchmark's problem lookup."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from ct3d.problems import Problem  # noqa: E402
+
+
+def _wide(number, label, batch, c_in, c_out, size, kernel, stride=1, padding=0, output_padding=0):
+    conv = dict(in_channels=c_in, out_channels=c_out, kernel_size=kernel, stride=stride,
+                padding=padding, output_padding=output_padding, bias=True)
+    return Problem(number, label, batch, (c_in, size, size, size), (), conv, name=label)
+
+
+WIDE_LAYERS = [
+    _wide(101, "W-64-128-k3-s1", 16, 64, 128, 32, 3, padding=1),
+    _wide(102, "W-128-128-k3-s1", 8, 128, 128, 32, 3, padding=1),
+    _wide(103, "W-128-64-k5-s1", 16, 128, 64, 16, 5, padding=2),
+    _wide(104, "W-256-128-k3-s1", 8, 256, 128, 16, 3, padding=1),
+    _wide(105, "W-128-128-k5-s1", 8, 128, 128, 24, 5, padding=2),
+    _wide(106, "W-64-64-k4-s2", 16, 64, 64, 32, 4, stride=2, padding=1),
+    _wide(107, "W-128-64-k4-s2", 8, 128, 64, 32, 4, stride=2, padding=1),
+    _wide(108, "W-256-128-k3-s2", 8, 256, 128, 16, 3, stride=2, padding=1, output_padding=1),
+    _wide(109, "W-256-256-k3-s1", 8, 256, 256, 16, 3, padding=1),
+]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# A shorter device call than device_check.sh, for kernel iterations: build, Catch2,
+# the smoke check on both mainloops, the CUDA accuracy suites, and the forward
+# benchmark with the wgmma mainloop and without. Logs and results under $OUT.
+set -uo pipefail
+OUT=${OUT:-$PWD/device_out}
+mkdir -p "$OUT"
+export TORCH_CUDA_ARCH_LIST=9.0a PYTHONUNBUFFERED=1
+BUILD=build-device
+catch_flag=()
+[ -f .device/catch2/catch.hpp ] && catch_flag=(-DCT3D_CATCH2_SINGLE_HEADER_DIR="$PWD/.device")
+{ cmake -S . -B $BUILD -G Ninja "${catch_flag[@]}" && cmake --build $BUILD -j16; } >"$OUT/build.log" 2>&1 \
+  || { tail -40 "$OUT/build.log"; exit 1; }
+export CT3D_LIBRARY=$PWD/$BUILD/libct3d.so
+$BUILD/tests/ct3d_unit_tests >"$OUT/catch2.log" 2>&1; echo "catch2 rc=$? $(tail -2 "$OUT/catch2.log" | tr '\n' ' ')"
+for disable in 0 1; do
+  CT3D_DISABLE_WGMMA=$disable timeout 180 python3 scripts/smoke_cuda.py >"$OUT/smoke_$disable.log" 2>&1
+  rc=$?; echo "smoke (wgmma off=$disable) rc=$rc $(tail -1 "$OUT/smoke_$disable.log")"
+  [ $rc = 0 ] || { tail -20 "$OUT/smoke_$disable.log"; exit 1; }
+done
+timeout 300 python3 -m pytest -q -x python_tests/test_cuda_op.py python_tests/test_cuda_backward.py >"$OUT/pytest.log" 2>&1
+echo "pytest (cuda suites) rc=$? $(tail -1 "$OUT/pytest.log")"
+python3 bench/bench.py --out "$OUT" >"$OUT/bench_wgmma.log" 2>&1
+CT3D_DISABLE_WGMMA=1 python3 bench/bench.py --out "$OUT/mma_sync" >"$OUT/bench_mma_sync.log" 2>&1
+echo "== wgmma"; grep "^\[L1" "$OUT/bench_wgmma.log"; tail -1 "$OUT/bench_wgmma.log"
+echo "== mma.sync"; grep "^\[L1" "$OUT/bench_mma_sync.log"; tail -1 "$OUT/bench_mma_sync.log"
