@@ -6,17 +6,7 @@
 # CT3D_SANITIZE=1 adds compute-sanitizer memcheck and racecheck (scripts/sanitize.sh).
 # CT3D_BENCH="forward training" picks the benchmarks (default: both).
 set -uo pipefail
-OUT=${OUT:-$PWD/device_out}
-mkdir -p "$OUT"
-export TORCH_CUDA_ARCH_LIST=9.0a PYTHONUNBUFFERED=1
-BUILD=build-device
-catch_flag=()
-[ -f .device/catch2/catch.hpp ] && catch_flag=(-DCT3D_CATCH2_SINGLE_HEADER_DIR="$PWD/.device")
-start=$(date +%s)
-{ cmake -S . -B $BUILD -G Ninja "${catch_flag[@]}" ${CT3D_CMAKE_ARGS:-} && cmake --build $BUILD -j16; } >"$OUT/build.log" 2>&1 \
-  || { tail -40 "$OUT/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - start )) s"
-export CT3D_LIBRARY=$PWD/$BUILD/libct3d.so
+source scripts/device_build.sh
 if [ -x $BUILD/tests/ct3d_unit_tests ]; then
   $BUILD/tests/ct3d_unit_tests >"$OUT/catch2.log" 2>&1; echo "catch2 rc=$? $(tail -2 "$OUT/catch2.log" | tr '\n' ' ')"
 fi

@@ -3,15 +3,7 @@
 # the smoke check on both mainloops, the CUDA accuracy suites, and the forward
 # benchmark with the wgmma mainloop and without. Logs and results under $OUT.
 set -uo pipefail
-OUT=${OUT:-$PWD/device_out}
-mkdir -p "$OUT"
-export TORCH_CUDA_ARCH_LIST=9.0a PYTHONUNBUFFERED=1
-BUILD=build-device
-catch_flag=()
-[ -f .device/catch2/catch.hpp ] && catch_flag=(-DCT3D_CATCH2_SINGLE_HEADER_DIR="$PWD/.device")
-{ cmake -S . -B $BUILD -G Ninja "${catch_flag[@]}" && cmake --build $BUILD -j16; } >"$OUT/build.log" 2>&1 \
-  || { tail -40 "$OUT/build.log"; exit 1; }
-export CT3D_LIBRARY=$PWD/$BUILD/libct3d.so
+source scripts/device_build.sh
 $BUILD/tests/ct3d_unit_tests >"$OUT/catch2.log" 2>&1; echo "catch2 rc=$? $(tail -2 "$OUT/catch2.log" | tr '\n' ' ')"
 for disable in 0 1; do
   CT3D_DISABLE_WGMMA=$disable timeout 180 python3 scripts/smoke_cuda.py >"$OUT/smoke_$disable.log" 2>&1

@@ -25,7 +25,28 @@
 #include <cstdlib>
 #include <vector>
 
-#include "wgmma_m64n128k8.cuh"
+#include "ops/cuda/engine/hopper_ptx.cuh"
+#include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"  // split_tf32
+#include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/wgmma_instructions.cuh"
+
+using ct3d::cuda::bulk_copy;
+using ct3d::cuda::cp_async_16;
+using ct3d::cuda::cp_async_arrive;
+using ct3d::cuda::fence_registers;
+using ct3d::cuda::mbarrier_arrive;
+using ct3d::cuda::mbarrier_arrive_expect_bytes;
+using ct3d::cuda::mbarrier_init;
+using ct3d::cuda::mbarrier_init_fence;
+using ct3d::cuda::mbarrier_wait;
+using ct3d::cuda::shared_address;
+using ct3d::cuda::split_tf32;
+using ct3d::cuda::Wgmma;
+
+__device__ __forceinline__ void wgmma_m64n128k8_tf32_rs(float (&d)[64], const uint32_t (&a)[4],
+                                                      uint64_t b_descriptor, int accumulate) {
+  Wgmma<128>::run(d, a, b_descriptor, accumulate);
+}
 
 #define CHECK_CUDA(call)                                                              \
   do {                                                                                \
@@ -42,24 +63,6 @@ constexpr int kStageAFloats = kBlockM * kPitchA;           // 4608
 constexpr int kStageBFloats = kBlockN * kBlockK;           // one of hi / lo: 4096
 constexpr int kStageFloats = kStageAFloats + 2 * kStageBFloats;
 constexpr int kSharedBytes = 4 * kSlots * kStageFloats;    // 204800
-
-// Keeps the compiler from moving reads or writes of the accumulators across the
-// asynchronous wgmma instructions (it cannot see that they run asynchronously).
-__device__ __forceinline__ void fence_accumulators(float (&d)[64]) {
-#pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
-  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi));
-}
 
 // K-major, no swizzle: core matrices of 8 rows x 16 bytes; LBO = next core matrix
 // along K, SBO = next 8-row group along N.
@@ -169,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_tiles = k / kBlockK;
   const float* a_block = a + static_cast<int64_t>(m0) * k;
   const float* b_block = packed_b + static_cast<int64_t>(n_block) * k_tiles * 2 * kStageBFloats;
-  const uint32_t shared_base = smem_u32(shared);
+  const uint32_t shared_base = shared_address(shared);
 
   auto load = [&](int slot, int k_tile) {
     const uint32_t stage = shared_base + 4 * slot * kStageFloats;
@@ -219,12 +222,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (it + kSlots - 1 < k_tiles) load((it + kSlots - 1) % kSlots, it + kSlots - 1);
       asm volatile("cp.async.commit_group;\n" ::);
       load_a(shared + slot * kStageFloats, row0, t, f);
-      fence_accumulators(acc);
+      fence_registers(acc);
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
       issue_stage<kSwizzle, kProducts>(acc, f, b_address(slot));
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      fence_accumulators(acc);
+      fence_registers(acc);
       if (kFlushStages > 0 && ++chain == kFlushStages) {
         chain = 0;
         flush();
@@ -246,13 +249,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (it + kAhead < k_tiles) load((it + kAhead) % kSlots, it + kAhead);
       asm volatile("cp.async.commit_group;\n" ::);
       load_a(shared + slot * kStageFloats, row0, t, mine);
-      fence_accumulators(acc);
+      fence_registers(acc);
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
       issue_stage<kSwizzle, kProducts>(acc, mine, b_address(slot));
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       if (kFlushStages > 0 && (it + 1) % kFlushStages == 0) {
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        fence_accumulators(acc);
+        fence_registers(acc);
         hold(mine);
         hold(other);
         flush();
@@ -268,7 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (it < k_tiles) step(it, f[0], f[1]);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_accumulators(acc);
+    fence_registers(acc);
     hold(f[0]);
     hold(f[1]);
   }
@@ -296,40 +299,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 // the mainloop.
 constexpr int kWsThreads = 384;
 
-__device__ __forceinline__ void mbarrier_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbarrier_wait(uint32_t bar, int parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-// The arrive happens when all of this thread's earlier cp.async copies have landed.
-__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes,
-                                          uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
-          "r"(dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
-
 template <int kFlushStages>
 __global__ void __launch_bounds__(kWsThreads, 1)
     wgmma_3xtf32_gemm_ws(const float* __restrict__ a, const float* __restrict__ packed_b,
@@ -339,8 +308,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int tid = threadIdx.x;
   const int m0 = blockIdx.x * kBlockM, n_block = blockIdx.y;
   const int k_tiles = k / kBlockK;
-  const uint32_t shared_base = smem_u32(shared);
-  const uint32_t full0 = smem_u32(&barriers[0]), empty0 = smem_u32(&barriers[kSlots]);
+  const uint32_t shared_base = shared_address(shared);
+  const uint32_t full0 = shared_address(&barriers[0]), empty0 = shared_address(&barriers[kSlots]);
   if (tid == 0) {
     for (int s = 0; s < kSlots; ++s) {
       mbarrier_init(full0 + 8 * s, 128 + 1);  // 128 cp.async arrivals + the bulk copy's
@@ -369,7 +338,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       cp_async_arrive(full0 + 8 * slot);
       if (tid == 0) {
         constexpr uint32_t kBytes = 4 * 2 * kStageBFloats;
-        mbarrier_arrive_expect_tx(full0 + 8 * slot, kBytes);
+        mbarrier_arrive_expect_bytes(full0 + 8 * slot, kBytes);
         bulk_copy(stage + 4 * kStageAFloats, b_block + static_cast<int64_t>(it) * 2 * kStageBFloats,
                   kBytes, full0 + 8 * slot);
       }
@@ -390,13 +359,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const int slot = it % kSlots;
     mbarrier_wait(full0 + 8 * slot, (it / kSlots) & 1);
     load_a(shared + slot * kStageFloats, row0, t, mine);
-    fence_accumulators(acc);
+    fence_registers(acc);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
     issue_stage<true, 3>(acc, mine, shared_base + 4 * (slot * kStageFloats + kStageAFloats));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     if (kFlushStages > 0 && (it + 1) % kFlushStages == 0) {
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      fence_accumulators(acc);
+      fence_registers(acc);
       hold(mine);
       hold(other);
       mbarrier_arrive(empty0 + 8 * slot);
@@ -421,7 +390,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   }
   if (it < k_tiles) step(it, f[0], f[1]);
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  fence_accumulators(acc);
+  fence_registers(acc);
   hold(f[0]);
   hold(f[1]);
 #pragma unroll
