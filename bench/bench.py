@@ -29,10 +29,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-import ct3d  # noqa: E402
-from ct3d.problems import PROBLEMS, BY_NUMBER  # noqa: E402
-from wide_layers import WIDE_LAYERS  # noqa: E402
+import ct3d
+from problems import PROBLEMS, BY_NUMBER
+from wide_layers import WIDE_LAYERS
 
 ALL_PROBLEMS = {**BY_NUMBER, **{p.number: p for p in WIDE_LAYERS}}
 

@@ -14,17 +14,14 @@ error against a float64 reference.
 Writes training.json and training_speedups.png to --out; prints a table last.
 """
 
-import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import (bench_arguments, cudnn_tf32, geomean, median_ms, relative_error,  # noqa: E402
+from bench import (bench_arguments, cudnn_tf32, geomean, median_ms, relative_error,
                    run_all, save_results)
-import ct3d  # noqa: E402,F401  (loads the op library)
+import ct3d  # noqa: F401  (loads the op library)
 
 
 def conv_params(conv):

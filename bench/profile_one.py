@@ -4,14 +4,12 @@
 """
 
 import sys
-from pathlib import Path
 
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-import ct3d  # noqa: E402
-from ct3d.problems import BY_NUMBER  # noqa: E402
+import ct3d
+from problems import BY_NUMBER
 
 problem = BY_NUMBER[int(sys.argv[1])]
 conv = nn.ConvTranspose3d(**problem.conv).cuda()

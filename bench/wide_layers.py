@@ -3,11 +3,8 @@ kernel 3 to 5, stride 1 and 2, batch 8 to 16, inputs 16^3 to 32^3. A user's laye
 are not ours to choose; these are the kind typical 3-D U-Net / VAE decoders have.
 Numbered from 101 so they share the benchmark's problem lookup."""
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from ct3d.problems import Problem  # noqa: E402
+from problems import Problem
 
 
 def _wide(number, label, batch, c_in, c_out, size, kernel, stride=1, padding=0, output_padding=0):

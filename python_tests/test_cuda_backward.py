@@ -67,7 +67,7 @@ def test_tile_edges_groups_dilation_output_padding_gradients(params):
 
 
 def test_kernelbench_shapes_scaled_down_gradients():
-    from ct3d.problems import PROBLEMS
+    from problems import PROBLEMS
     for problem in PROBLEMS:
         conv = problem.conv
         case = dict(batch=2, cin=conv["in_channels"], cout=conv["out_channels"],

@@ -80,7 +80,7 @@ def test_tile_edges_groups_dilation_output_padding(params, bias):
 
 
 def test_kernelbench_shapes_scaled_down():
-    from ct3d.problems import PROBLEMS
+    from problems import PROBLEMS
     for problem in PROBLEMS:
         torch.manual_seed(problem.number)
         conv = torch.nn.ConvTranspose3d(**dict(problem.conv, bias=True)).cuda()

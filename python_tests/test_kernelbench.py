@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from ct3d.problems import PROBLEMS
+from problems import PROBLEMS
 
 KERNELBENCH = Path(__file__).resolve().parents[1] / "kernelbench"
 

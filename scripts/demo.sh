@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-PYTHONPATH=python python3 scripts/demo.py "$@"
+python3 bench/demo.py "$@"

@@ -12,3 +12,6 @@ build_start=$(date +%s)
   || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - build_start )) s"
 export CT3D_LIBRARY=$PWD/$BUILD/libct3d.so
+# No pip install on the device (no network for the build backend): the source
+# tree's package, loading the library named by CT3D_LIBRARY.
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}

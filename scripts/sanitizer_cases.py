@@ -9,14 +9,11 @@ float16, bfloat16, and a stride too large for the GEMM); the staging and packing
 passes; both backward ops.
 """
 
-import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-import ct3d  # noqa: E402,F401
+import ct3d  # noqa: F401
 
 CASES = [
     # (N, C_in, C_out/group, groups, input DHW, kernel, stride, padding, out_pad, dilation, dtype)

@@ -15,10 +15,13 @@ fi
 if ! python3 -c "import torch" >/dev/null 2>&1; then
   python3 -m pip install -q "torch==2.14.1" || python3 -m pip install -q "torch>=2.4,<=2.14.1"
 fi
-python3 -m pip install -q pytest numpy hypothesis
+python3 -m pip install -q pytest numpy hypothesis "scikit-build-core>=0.11,<0.12"
 
 # No GPU here means no architecture to detect: build the sm_80 (Ampere) and sm_90a
 # (Hopper) code, so that a compile error on either fails CI.
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-8.0;9.0a}"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCT3D_BUILD_TESTS=ON
-cmake --build build -j"$(nproc)"
+# pip builds the CMake project in build/ (pyproject.toml: scikit-build-core) and
+# installs the package ct3d with libct3d.so inside it; the Catch2 tests are built in
+# the same tree. --no-build-isolation: build against the torch installed above.
+export CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
+python3 -m pip install -q --no-build-isolation -Ccmake.define.CT3D_BUILD_TESTS=ON .

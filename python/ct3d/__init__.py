@@ -1,8 +1,9 @@
 """ct3d: a float32-accurate 3-D transposed convolution for PyTorch.
 
 Importing ct3d loads the op library, which registers ``torch.ops.ct3d.conv_transpose3d``.
-The library is found at ``$CT3D_LIBRARY`` when that is set (a build made elsewhere,
-e.g. on a GPU machine), else in the repository's ``build/`` folder.
+The library is ``$CT3D_LIBRARY`` when that is set (a build made elsewhere, e.g. on
+a GPU machine), else the one installed inside this package (``pip install``), else
+the one in a source checkout's ``build/`` folder.
 """
 
 import os
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import torch
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_LIBRARY_NAME = "libct3d.so"
 
 
 def _find_library() -> Path:
@@ -20,15 +22,36 @@ def _find_library() -> Path:
         if not path.is_file():
             raise ImportError(f"CT3D_LIBRARY points to {path}, which is not a file")
         return path
-    path = _REPO_ROOT / "build" / "libct3d.so"
-    if not path.is_file():
+    candidates = [_PACKAGE_DIR / _LIBRARY_NAME, _PACKAGE_DIR.parents[1] / "build" / _LIBRARY_NAME]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise ImportError(
+        "ct3d's op library was not found (looked at "
+        + ", ".join(str(p) for p in candidates)
+        + "): install ct3d with `pip install --no-build-isolation .`, build it (README.md), "
+        "or set CT3D_LIBRARY to a built libct3d.so"
+    )
+
+
+def _check_torch_version():
+    """An installed ct3d knows the torch it was built against; another one would
+    load a library with a different C++ ABI."""
+    try:
+        from ct3d._build_info import TORCH_VERSION
+    except ImportError:  # a source checkout: built by hand, nothing recorded
+        return
+    if os.environ.get("CT3D_LIBRARY"):
+        return
+    if torch.__version__ != TORCH_VERSION:
         raise ImportError(
-            f"ct3d's op library was not found at {path}: build it first "
-            "(see README.md) or set CT3D_LIBRARY to a built libct3d.so"
+            f"ct3d was built against torch {TORCH_VERSION}, but torch {torch.__version__} is "
+            "imported: reinstall ct3d against this torch "
+            "(pip install --no-build-isolation --force-reinstall <ct3d source>)"
         )
-    return path
 
 
+_check_torch_version()
 library_path: Path = _find_library()
 torch.ops.load_library(str(library_path))
 

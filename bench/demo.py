@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import ct3d
-from ct3d.problems import BY_NUMBER
+from problems import BY_NUMBER
 
 
 def elapsed_ms(fn, x, device, reps):
