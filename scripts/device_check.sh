@@ -2,7 +2,11 @@
 # One call on the GPU machine: build against its torch, run the tests, benchmark.
 # Usage (from the repo root, on the device): bash scripts/device_check.sh [pytest args]
 # Writes logs and benchmark files to $OUT (or ./device_out), prints a short table last.
-# CT3D_MMA_SYNC_TESTS=1 reruns the CUDA accuracy suites with the wgmma mainloop off.
+# CT3D_MMA_SYNC_TESTS=1 reruns the CUDA accuracy suites on the Ampere-class paths
+# (CT3D_MAX_CAPABILITY=8.0: mma.sync, no wgmma).
+# CT3D_PTX_CHECK=1 also builds a library holding compute_80 PTX (and sm_80 code the
+# H200 cannot run) and runs the smoke check and the forward sweep on it under
+# CUDA_FORCE_PTX_JIT=1.
 # CT3D_SANITIZE=1 adds compute-sanitizer memcheck and racecheck (scripts/sanitize.sh).
 # CT3D_BENCH="forward training" picks the benchmarks (default: both).
 set -uo pipefail
@@ -12,16 +16,25 @@ if [ -x $BUILD/tests/ct3d_unit_tests ]; then
 fi
 # A quick check first: a broken kernel fails (or hangs) here in seconds, not in the suite.
 for mainloop in default mma_sync; do
-  disable=0; [ $mainloop = mma_sync ] && disable=1
-  CT3D_DISABLE_WGMMA=$disable timeout 180 python3 scripts/smoke_cuda.py >"$OUT/smoke_$mainloop.log" 2>&1
+  cap=; [ $mainloop = mma_sync ] && cap=8.0
+  CT3D_MAX_CAPABILITY=$cap timeout 180 python3 scripts/smoke_cuda.py >"$OUT/smoke_$mainloop.log" 2>&1
   rc=$?; echo "smoke ($mainloop) rc=$rc $(tail -1 "$OUT/smoke_$mainloop.log")"
   [ $rc = 0 ] || { tail -20 "$OUT/smoke_$mainloop.log"; exit 1; }
 done
 python3 -m pytest -q -x python_tests "$@" >"$OUT/pytest.log" 2>&1; echo "pytest rc=$? $(tail -1 "$OUT/pytest.log")"
 # CT3D_MMA_SYNC_TESTS=1: the CUDA accuracy suites again on the mma.sync mainloop.
 if [ "${CT3D_MMA_SYNC_TESTS:-0}" = 1 ]; then
-  CT3D_DISABLE_WGMMA=1 python3 -m pytest -q -x python_tests/test_cuda_op.py python_tests/test_cuda_backward.py \
-    >"$OUT/pytest_mma_sync.log" 2>&1; echo "pytest (mma.sync) rc=$? $(tail -1 "$OUT/pytest_mma_sync.log")"
+  CT3D_MAX_CAPABILITY=8.0 python3 -m pytest -q -x python_tests/test_cuda_op.py python_tests/test_cuda_backward.py \
+    >"$OUT/pytest_mma_sync.log" 2>&1; echo "pytest (capability cap 8.0) rc=$? $(tail -1 "$OUT/pytest_mma_sync.log")"
+fi
+if [ "${CT3D_PTX_CHECK:-0}" = 1 ]; then
+  { TORCH_CUDA_ARCH_LIST="8.0+PTX" cmake -S . -B build-ptx -G Ninja -DCT3D_BUILD_TESTS=OFF \
+      && cmake --build build-ptx -j16; } >"$OUT/build_ptx.log" 2>&1 || tail -20 "$OUT/build_ptx.log"
+  CT3D_LIBRARY=$PWD/build-ptx/libct3d.so CUDA_FORCE_PTX_JIT=1 timeout 300 python3 scripts/smoke_cuda.py \
+    >"$OUT/smoke_ptx.log" 2>&1; echo "smoke (compute_80 PTX, JIT) rc=$? $(tail -1 "$OUT/smoke_ptx.log")"
+  CT3D_LIBRARY=$PWD/build-ptx/libct3d.so CUDA_FORCE_PTX_JIT=1 timeout 300 python3 -m pytest -q -x \
+    python_tests/test_cuda_op.py >"$OUT/pytest_ptx.log" 2>&1
+  echo "pytest (compute_80 PTX, JIT) rc=$? $(tail -1 "$OUT/pytest_ptx.log")"
 fi
 grep -E "FAILED|Error" "$OUT/pytest.log" | head -20
 for bench in ${CT3D_BENCH:-forward training}; do

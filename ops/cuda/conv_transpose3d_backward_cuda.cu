@@ -16,6 +16,7 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/conv_geometry.h"
+#include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
@@ -137,6 +138,8 @@ at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
   const int64_t blocks = std::min<int64_t>((total + 255) / 256, int64_t(1) << 20);
   AT_DISPATCH_FLOATING_TYPES_AND2(
       at::kHalf, at::kBFloat16, g.scalar_type(), "ct3d_input_backward_cuda", [&] {
+        cuda::check_kernel_image(reinterpret_cast<const void*>(&input_backward_kernel<scalar_t>),
+                                 "CUDA kernel");
         input_backward_kernel<scalar_t><<<blocks, 256, 0, stream>>>(
             geometry, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
             grad_input.mutable_data_ptr<scalar_t>(), total);
@@ -163,6 +166,8 @@ at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
   }
   AT_DISPATCH_FLOATING_TYPES_AND2(
       at::kHalf, at::kBFloat16, x.scalar_type(), "ct3d_weight_backward_cuda", [&] {
+        cuda::check_kernel_image(reinterpret_cast<const void*>(&weight_backward_kernel<scalar_t>),
+                                 "CUDA kernel");
         weight_backward_kernel<scalar_t><<<grad_weight.numel(), kReduceThreads, 0, stream>>>(
             geometry, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
             grad_weight.mutable_data_ptr<scalar_t>());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ops/cuda/device_capability.h"
 #include "ops/cuda/direct_kernel.h"
 
 namespace ct3d::cuda {
@@ -72,6 +73,10 @@ void launch_direct_conv_transpose3d(const ConvGeometry& geometry, const at::Tens
   const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, max_blocks);
   AT_DISPATCH_FLOATING_TYPES_AND2(
       at::kHalf, at::kBFloat16, input.scalar_type(), "ct3d_direct_conv_transpose3d", [&] {
+        // The last resort: where even this cannot run, say why instead of CUDA's
+        // "no kernel image is available".
+        check_kernel_image(reinterpret_cast<const void*>(&direct_conv_transpose3d_kernel<scalar_t>),
+                           "CUDA kernel");
         direct_conv_transpose3d_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(
             geometry, input.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
             bias.defined() ? bias.const_data_ptr<scalar_t>() : nullptr,

@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <limits>
 
+#include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/group_fold.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
@@ -52,25 +52,29 @@ auto phase_kernel_of() {
   }
 }
 
-// Whether the wgmma mainloop runs here: an sm_90 device running this library's
-// sm_90a image, unless CT3D_DISABLE_WGMMA is set (tests use it to run the mma.sync
-// mainloop on the same GPU). The device part is asked once per device.
+// 1 in the code the device runs when that code holds the wgmma mainloop (an sm_90a
+// image), 0 otherwise (sm_80 code, compute_80 PTX compiled at load, plain sm_90): the
+// kernel's body is compiled out there, so the host must ask the device, not the
+// image's version numbers.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ const int wgmma_compiled_in = 1;
+#else
+__device__ const int wgmma_compiled_in = 0;
+#endif
+
+// Whether the wgmma mainloop runs here: an sm_90 device (CT3D_MAX_CAPABILITY may
+// cap it, device_capability.h) running code that holds it. The device is asked once.
 bool wgmma_enabled() {
-  const char* disabled = std::getenv("CT3D_DISABLE_WGMMA");
-  if (disabled != nullptr && disabled[0] != '\0' && disabled[0] != '0') return false;
+  if (device_capability() != kWgmmaCapability) return false;
   constexpr int kMaxDevices = 64;
   static std::atomic<int8_t> known[kMaxDevices] = {};  // 0 unknown, 1 yes, 2 no
   const int device = c10::cuda::current_device();
   if (device >= kMaxDevices) return false;
   int8_t state = known[device].load();
   if (state == 0) {
-    int major = 0, minor = 0;
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    cudaFuncAttributes attributes{};
-    C10_CUDA_CHECK(
-        cudaFuncGetAttributes(&attributes, wgmma_phase_kernel<WgmmaConfig<64, 1, 2>>));
-    state = (major == 9 && minor == 0 && attributes.binaryVersion == 90) ? 1 : 2;
+    int compiled_in = 0;
+    C10_CUDA_CHECK(cudaMemcpyFromSymbol(&compiled_in, wgmma_compiled_in, sizeof(int)));
+    state = compiled_in == 1 ? 1 : 2;
     known[device].store(state);
   }
   return state == 1;
@@ -165,6 +169,11 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
 
 bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) {
   if (dtype != at::kFloat) return false;
+  // mma.sync TF32 and cp.async: sm_80 and newer, with this library's code for it.
+  if (device_capability() < kTensorCoreCapability ||
+      !has_kernel_image(reinterpret_cast<const void*>(&pack_weight_fragments_kernel))) {
+    return false;
+  }
   int64_t positions_per_sample = 1;
   int64_t phases = 1;
   int64_t staged_positions = 1;
