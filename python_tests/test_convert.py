@@ -74,19 +74,20 @@ DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_converted_model_gives_the_same_outputs_and_gradients(device):
-    dtype = torch.float64 if device == "cpu" else torch.float32
-    original, converted = make_pair(device, dtype)
-    x = torch.randn(2, 8, 3, 4, 3, device=device, dtype=dtype)
+    """The converted model in float32 against the original in float64 (on CUDA the
+    original's own float32 path is cuDNN with TF32, too inexact to compare with)."""
+    original, converted = make_pair(device, torch.float32)
+    original = original.double()
+    x = torch.randn(2, 8, 3, 4, 3, device=device)
     outputs = []
-    for model in (original, converted):
-        y = model(x)
+    for model, x_in in ((original, x.double()), (converted, x)):
+        y = model(x_in)
         y.square().sum().backward()
         outputs.append((y.detach(), [p.grad for p in model.parameters()]))
     (y_ref, g_ref), (y_ours, g_ours) = outputs
-    tolerance = 1e-12 if dtype == torch.float64 else 1e-5
-    assert ((y_ours - y_ref).norm() / y_ref.norm()).item() <= tolerance
+    assert ((y_ours.double() - y_ref).norm() / y_ref.norm()).item() <= 1e-5
     for a, b in zip(g_ours, g_ref):
-        assert ((a - b).norm() / b.norm()).item() <= tolerance
+        assert ((a.double() - b).norm() / b.norm()).item() <= 1e-5
 
 
 def test_output_size_argument():
