@@ -1,119 +1,180 @@
-// CPU kernels of the two backward ops. Plain loops in the accumulation type
-// (double for float32), parallel over tasks that own their outputs: (n, c_in)
-// planes of dL/dx, (c_in, c_out) kernels of dL/dw.
-#include <ATen/AccumulateType.h>
+// CPU kernels of the two backward ops, on the shifted GEMMs of shifted_gemm.h.
+//
+// With o = i * s + c_k (c_k = k * dilation - padding) and c_k = s * a_k + r_k
+// (0 <= r_k < s), grad_output index o is phase r_k, position i + a_k, of
+// grad_output split by stride residue. So both gradients read, per tap, a plain
+// (stride 1) shifted window of one residue's volume: grad_output is copied once
+// into zero-padded residue volumes, then
+//   dL/dx (C_in x positions)    = sum over taps of W_k (C_in x C_out) @ window_k,
+//   dL/dw_k (C_in x C_out)      = sum over samples of X (C_in x positions) @ window_k^T,
+// positions numbered with the volumes' pitches (the extra ones dropped, or zero in
+// X). Tasks own their outputs ((sample, group, plane block) for dL/dx, (group,
+// tap) for dL/dw) and sum in a fixed order.
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
+#include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
-#include "ops/conv_geometry.h"
+#include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
 
 namespace ct3d {
 namespace {
 
-// For one dimension: target[i * kernel + k] = the output index input index i sends
-// through tap k, or -1 where it falls outside the output.
-std::vector<int64_t> tap_targets(const DimGeometry& d) {
-  std::vector<int64_t> target(d.input * d.kernel);
-  for (int64_t i = 0; i < d.input; ++i) {
-    for (int64_t k = 0; k < d.kernel; ++k) target[i * d.kernel + k] = d.output_index_inside(i, k);
-  }
-  return target;
-}
+constexpr int64_t kTileBytes = 256 * 1024;
 
-struct Targets {
-  std::vector<int64_t> d, h, w;
+// Floor division (c_k may be negative).
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// grad_output split by stride residue into zero-padded volumes that every tap's
+// window of every input position stays inside.
+struct ResidueVolumes {
+  cpu::PaddedVolume volume;               // parts = residues (d, h, w), row-major
+  std::array<int64_t, 3> strides{};       // residues per dimension
+  std::vector<int64_t> tap_part, tap_offset;  // per kernel tap: residue and window offset
 };
 
-Targets targets_for(const ConvGeometry& g) {
-  return {tap_targets(g.dim[0]), tap_targets(g.dim[1]), tap_targets(g.dim[2])};
+ResidueVolumes split_by_residue(const ConvGeometry& g, const at::Tensor& grad_output) {
+  ResidueVolumes r;
+  std::array<int64_t, 3> low{}, extent{};
+  std::array<std::vector<int64_t>, 3> a, residue;
+  for (int i = 0; i < 3; ++i) {
+    const DimGeometry& d = g.dim[i];
+    r.strides[i] = d.stride;
+    int64_t lowest = 0, highest = 0, most_positions = 0;
+    for (int64_t k = 0; k < d.kernel; ++k) {
+      const int64_t c = d.output_index(0, k);
+      a[i].push_back(floor_div(c, d.stride));
+      residue[i].push_back(c - d.stride * a[i].back());
+      lowest = std::min(lowest, a[i].back());
+      highest = std::max(highest, a[i].back());
+    }
+    for (int64_t rr = 0; rr < d.stride; ++rr) {
+      most_positions = std::max(most_positions, (d.output - rr + d.stride - 1) / d.stride);
+    }
+    low[i] = -lowest;
+    extent[i] = low[i] + std::max(d.input + highest, most_positions);
+  }
+  const int64_t parts = r.strides[0] * r.strides[1] * r.strides[2];
+  r.volume = cpu::make_padded_volume(g.batch, parts, g.out_channels, extent, low,
+                                     grad_output.options());
+  for (int64_t rd = 0; rd < r.strides[0]; ++rd)
+    for (int64_t rh = 0; rh < r.strides[1]; ++rh)
+      for (int64_t rw = 0; rw < r.strides[2]; ++rw) {
+        const std::array<int64_t, 3> rs = {rd, rh, rw};
+        at::Tensor source = grad_output;
+        std::array<int64_t, 3> size{};
+        for (int i = 0; i < 3; ++i) {
+          source = source.slice(2 + i, rs[i], g.dim[i].output, r.strides[i]);
+          size[i] = source.size(2 + i);
+        }
+        if (source.numel() == 0) continue;
+        cpu::box(r.volume, (rd * r.strides[1] + rh) * r.strides[2] + rw, size).copy_(source);
+      }
+  for (int64_t kd = 0; kd < g.dim[0].kernel; ++kd)
+    for (int64_t kh = 0; kh < g.dim[1].kernel; ++kh)
+      for (int64_t kw = 0; kw < g.dim[2].kernel; ++kw) {
+        r.tap_part.push_back((residue[0][kd] * r.strides[1] + residue[1][kh]) * r.strides[2] +
+                             residue[2][kw]);
+        r.tap_offset.push_back(r.volume.offset(a[0][kd] + low[0], a[1][kh] + low[1],
+                                               a[2][kw] + low[2]));
+      }
+  return r;
 }
 
-// Calls visit(input_offset, output_offset, tap) for every (input position, tap)
-// pair that lands inside the output.
-template <typename Visit>
-void for_each_landing(const ConvGeometry& g, const Targets& t, Visit&& visit) {
-  const DimGeometry &D = g.dim[0], &H = g.dim[1], &W = g.dim[2];
-  for (int64_t kd = 0; kd < D.kernel; ++kd) {
-    for (int64_t kh = 0; kh < H.kernel; ++kh) {
-      for (int64_t kw = 0; kw < W.kernel; ++kw) {
-        const int64_t tap = (kd * H.kernel + kh) * W.kernel + kw;
-        for (int64_t id = 0; id < D.input; ++id) {
-          const int64_t od = t.d[id * D.kernel + kd];
-          if (od < 0) continue;
-          for (int64_t ih = 0; ih < H.input; ++ih) {
-            const int64_t oh = t.h[ih * H.kernel + kh];
-            if (oh < 0) continue;
-            const int64_t in_row = (id * H.input + ih) * W.input;
-            const int64_t out_row = (od * H.output + oh) * W.output;
-            for (int64_t iw = 0; iw < W.input; ++iw) {
-              const int64_t ow = t.w[iw * W.kernel + kw];
-              if (ow >= 0) visit(in_row + iw, out_row + ow, tap);
-            }
+template <typename scalar_t>
+void input_backward_kernel(const ConvGeometry& g, const at::Tensor& grad_output,
+                           const at::Tensor& weight, at::Tensor& grad_input) {
+  const ResidueVolumes r = split_by_residue(g, grad_output.contiguous());
+  const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
+  const int64_t taps = g.taps();
+  // (group, cin_g, taps x cout_g): W_k side by side for every tap.
+  const at::Tensor weights = weight.reshape({g.groups, cin_g, cout_g, taps})
+                                 .permute({0, 1, 3, 2})
+                                 .reshape({g.groups, cin_g, taps * cout_g})
+                                 .contiguous();
+  const cpu::PaddedVolume& v = r.volume;
+  const int64_t plane = v.plane();
+  const int64_t planes_per_tile =
+      std::max<int64_t>(1, kTileBytes / (int64_t(sizeof(scalar_t)) * cin_g * plane));
+  const int64_t depth = g.dim[0].input, height = g.dim[1].input, width = g.dim[2].input;
+  const int64_t blocks = (depth + planes_per_tile - 1) / planes_per_tile;
+  scalar_t* out = grad_input.mutable_data_ptr<scalar_t>();
+  at::parallel_for(0, g.batch * g.groups * blocks, 1, [&](int64_t first, int64_t last) {
+    std::vector<scalar_t> column_buffer;
+    for (int64_t task = first; task < last; ++task) {
+      const int64_t block = task % blocks, group = (task / blocks) % g.groups;
+      const int64_t n = task / (blocks * g.groups);
+      const int64_t plane0 = block * planes_per_tile;
+      const int64_t tile_planes = std::min(planes_per_tile, depth - plane0);
+      const int64_t columns = tile_planes * plane;
+      at::Tensor tile = at::empty({cin_g, columns}, grad_input.options());
+      cpu::multiply_taps<scalar_t>(
+          tile, weights.select(0, group), taps, cout_g,
+          [&](int64_t k) {
+            return cpu::volume_data<scalar_t>(v, n, r.tap_part[k], group * cout_g) +
+                   r.tap_offset[k] + plane0 * plane;
+          },
+          v.channel_stride(), column_buffer);
+      const scalar_t* tile_data = tile.const_data_ptr<scalar_t>();
+      for (int64_t ci = 0; ci < cin_g; ++ci) {
+        scalar_t* dst = out + ((n * g.in_channels + group * cin_g + ci) * depth + plane0) *
+                                  height * width;
+        for (int64_t id = 0; id < tile_planes; ++id)
+          for (int64_t ih = 0; ih < height; ++ih, dst += width) {
+            std::copy_n(tile_data + ci * columns + id * plane + ih * v.extent[2], width, dst);
           }
+      }
+    }
+  });
+}
+
+template <typename scalar_t>
+void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
+                            const at::Tensor& grad_output, at::Tensor& grad_weight) {
+  const ResidueVolumes r = split_by_residue(g, grad_output.contiguous());
+  const cpu::PaddedVolume& v = r.volume;
+  const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
+  const int64_t taps = g.taps();
+  // The input on the volumes' grid (zero past each row's and plane's end), so that
+  // the extra positions add nothing.
+  cpu::PaddedVolume x = cpu::make_padded_volume(g.batch, 1, g.in_channels, v.extent, {0, 0, 0},
+                                                input.options());
+  cpu::box(x, 0, {g.dim[0].input, g.dim[1].input, g.dim[2].input}).copy_(input);
+  const int64_t columns = g.dim[0].input * v.plane();
+  // (group, tap, cin_g, cout_g) sums, then into grad_weight's (C_in, cout_g, taps).
+  at::Tensor sums = at::empty({g.groups, taps, cin_g, cout_g}, grad_weight.options());
+  at::parallel_for(0, g.groups * taps, 1, [&](int64_t first, int64_t last) {
+    for (int64_t task = first; task < last; ++task) {
+      const int64_t group = task / taps, k = task % taps;
+      at::Tensor sum = sums[group][k];
+      for (int64_t n = 0; n < g.batch; ++n) {
+        const at::Tensor xs = x.data.as_strided(
+            {cin_g, columns}, {x.channel_stride(), 1},
+            (n * g.in_channels + group * cin_g) * x.channel_stride());
+        const int64_t parts = v.data.size(1);
+        const at::Tensor window = v.data.as_strided(
+            {columns, cout_g}, {1, v.channel_stride()},
+            ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) * v.channel_stride() +
+                r.tap_offset[k]);
+        if (n == 0) {
+          at::mm_out(sum, xs, window);
+        } else {
+          sum.addmm_(xs, window);
         }
       }
     }
-  }
-}
-
-template <typename scalar_t>
-void input_backward_kernel(const ConvGeometry& p, const scalar_t* grad_output,
-                           const scalar_t* weight, scalar_t* grad_input) {
-  using acc_t = at::acc_type<scalar_t, /*is_cuda=*/false>;
-  const int64_t in_plane = p.input_positions(), out_plane = p.output_positions(), taps = p.taps();
-  const int64_t cin_g = p.in_channels_per_group(), cout_g = p.out_channels_per_group();
-  const Targets targets = targets_for(p);
-  at::parallel_for(0, p.batch * p.in_channels, 1, [&](int64_t begin, int64_t end) {
-    std::vector<acc_t> plane(in_plane);
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t n = task / p.in_channels, ic = task % p.in_channels;
-      const int64_t group = ic / cin_g;
-      std::fill(plane.begin(), plane.end(), acc_t(0));
-      for (int64_t col = 0; col < cout_g; ++col) {
-        const scalar_t* g = grad_output + (n * p.out_channels + group * cout_g + col) * out_plane;
-        const scalar_t* w = weight + (ic * cout_g + col) * taps;
-        for_each_landing(p, targets, [&](int64_t i, int64_t o, int64_t tap) {
-          plane[i] += static_cast<acc_t>(w[tap]) * static_cast<acc_t>(g[o]);
-        });
-      }
-      scalar_t* dst = grad_input + task * in_plane;
-      for (int64_t i = 0; i < in_plane; ++i) dst[i] = static_cast<scalar_t>(plane[i]);
-    }
   });
-}
-
-template <typename scalar_t>
-void weight_backward_kernel(const ConvGeometry& p, const scalar_t* input,
-                            const scalar_t* grad_output, scalar_t* grad_weight) {
-  using acc_t = at::acc_type<scalar_t, /*is_cuda=*/false>;
-  const int64_t in_plane = p.input_positions(), out_plane = p.output_positions(), taps = p.taps();
-  const int64_t cin_g = p.in_channels_per_group(), cout_g = p.out_channels_per_group();
-  const int64_t batch = p.batch;
-  const Targets targets = targets_for(p);
-  at::parallel_for(0, p.in_channels * cout_g, 1, [&](int64_t begin, int64_t end) {
-    std::vector<acc_t> sums(taps);
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t ic = task / cout_g, col = task % cout_g;
-      const int64_t oc = (ic / cin_g) * cout_g + col;
-      std::fill(sums.begin(), sums.end(), acc_t(0));
-      for (int64_t n = 0; n < batch; ++n) {
-        const scalar_t* x = input + (n * p.in_channels + ic) * in_plane;
-        const scalar_t* g = grad_output + (n * p.out_channels + oc) * out_plane;
-        for_each_landing(p, targets, [&](int64_t i, int64_t o, int64_t tap) {
-          sums[tap] += static_cast<acc_t>(x[i]) * static_cast<acc_t>(g[o]);
-        });
-      }
-      for (int64_t tap = 0; tap < taps; ++tap) {
-        grad_weight[task * taps + tap] = static_cast<scalar_t>(sums[tap]);
-      }
-    }
-  });
+  if (g.batch == 0) sums.zero_();
+  grad_weight.copy_(sums.permute({0, 2, 3, 1}).reshape(grad_weight.sizes()));
 }
 
 void check_cpu(const at::Tensor& tensor) {
@@ -134,8 +195,7 @@ at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
   if (grad_input.numel() == 0) return grad_input;
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cpu", [&] {
-    input_backward_kernel<scalar_t>(geometry_of(args), g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
-                                    grad_input.mutable_data_ptr<scalar_t>());
+    input_backward_kernel<scalar_t>(geometry_of(args), g, w, grad_input);
   });
   return grad_input;
 }
@@ -148,8 +208,7 @@ at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS) {
   if (grad_weight.numel() == 0) return grad_weight;
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "ct3d_weight_backward_cpu", [&] {
-    weight_backward_kernel<scalar_t>(geometry_of(args), x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
-                                     grad_weight.mutable_data_ptr<scalar_t>());
+    weight_backward_kernel<scalar_t>(geometry_of(args), x, g, grad_weight);
   });
   return grad_weight;
 }

@@ -1,102 +1,139 @@
-// CPU kernel: each task owns whole output planes (n, oc), so no two threads ever
-// write the same element. Within a plane, every input row scatters into one output
-// row buffer, which keeps the inner loop contiguous in both tensors.
+// CPU kernel: the stride-phase decomposition of the CUDA engine (ops/phase_plan.h),
+// each phase a sum of dense GEMMs over shifted windows of the zero-padded input
+// (shifted_gemm.h). Tasks (sample, group, phase, block of phase planes) own their
+// outputs, so threads never share one; each keeps a tile of outputs and runs its
+// GEMMs single-threaded, in a fixed order (the result does not depend on the
+// thread count's scheduling).
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 
+#include <algorithm>
+#include <array>
+#include <utility>
 #include <vector>
 
+#include <ATen/ops/cat.h>
+
+#include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
-#include "ops/conv_geometry.h"
+#include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
+#include "ops/phase_plan.h"
 
 namespace ct3d {
 namespace {
 
-// For one spatial dimension: the (kernel tap, input index) pairs that land on each
-// output index. Gathering them once per call keeps divisions out of the loops.
-struct TapList {
-  std::vector<int64_t> begin;  // begin[o] .. begin[o + 1] index into taps / inputs
-  std::vector<int64_t> taps;
-  std::vector<int64_t> inputs;
+// A task's accumulator tile: whole planes of phase positions, about this many bytes
+// (it stays in L2 while every tap's GEMM adds into it).
+constexpr int64_t kTileBytes = 256 * 1024;
+
+struct Phase {
+  std::array<const PhaseDimPlan*, 3> dim;
 };
 
-TapList taps_per_output(const DimGeometry& d) {
-  TapList list;
-  list.begin.reserve(d.output + 1);
-  for (int64_t o = 0; o < d.output; ++o) {
-    list.begin.push_back(static_cast<int64_t>(list.taps.size()));
-    for (int64_t k = 0; k < d.kernel; ++k) {
-      const int64_t i = d.source_index_inside(o, k);
-      if (i < 0) continue;
-      list.taps.push_back(k);
-      list.inputs.push_back(i);
-    }
-  }
-  list.begin.push_back(static_cast<int64_t>(list.taps.size()));
-  return list;
-}
-
 template <typename scalar_t>
-void conv_transpose3d_cpu_kernel(const ConvGeometry& geometry, const at::Tensor& input,
+void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
                                  const at::Tensor& weight, const scalar_t* bias,
                                  at::Tensor& output) {
-  using acc_t = at::acc_type<scalar_t, /*is_cuda=*/false>;
-  const DimGeometry &D = geometry.dim[0], &H = geometry.dim[1], &W = geometry.dim[2];
-  const TapList taps_d = taps_per_output(D);
-  const TapList taps_h = taps_per_output(H);
+  std::array<std::vector<PhaseDimPlan>, 3> plans;
+  std::array<int64_t, 3> low{}, extent{};
+  for (int i = 0; i < 3; ++i) {
+    plans[i] = plan_phases(g.dim[i]);
+    int64_t high = 0;
+    for (const PhaseDimPlan& plan : plans[i]) {
+      for (const int64_t shift : plan.input_shift) {
+        low[i] = std::max(low[i], -shift);
+        high = std::max(high, plan.positions - 1 + shift - (g.dim[i].input - 1));
+      }
+    }
+    extent[i] = g.dim[i].input + low[i] + high;
+  }
+  const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
+  const int64_t taps = g.taps();
+  cpu::PaddedVolume padded =
+      cpu::make_padded_volume(g.batch, 1, g.in_channels, extent, low, input.options());
+  cpu::box(padded, 0, {g.dim[0].input, g.dim[1].input, g.dim[2].input}).copy_(input);
+  // (group, tap, out channel, in channel): one row-major cout_g x cin_g matrix per tap.
+  const at::Tensor packed =
+      weight.reshape({g.groups, cin_g, cout_g, taps}).permute({0, 3, 2, 1}).contiguous();
 
-  const int64_t batch = geometry.batch;
-  const int64_t in_channels = geometry.in_channels, out_channels = geometry.out_channels;
-  const int64_t cin_g = geometry.in_channels_per_group();
-  const int64_t cout_g = geometry.out_channels_per_group();
-  const int64_t in_plane = geometry.input_positions();
-  const int64_t out_plane = geometry.output_positions();
-  const int64_t w_taps = geometry.taps();
+  std::vector<Phase> phases;
+  for (const auto& pd : plans[0])
+    for (const auto& ph : plans[1])
+      for (const auto& pw : plans[2])
+        if (pd.positions > 0 && ph.positions > 0 && pw.positions > 0) phases.push_back({{&pd, &ph, &pw}});
+  // Per phase, its taps (kernel index and window offset at phase plane 0) and its
+  // weights side by side: (group, cout_g, phase taps x cin_g).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> phase_taps(phases.size());
+  std::vector<at::Tensor> phase_weights(phases.size());
+  for (size_t ph = 0; ph < phases.size(); ++ph) {
+    const PhaseDimPlan &pd = *phases[ph].dim[0], &pv = *phases[ph].dim[1], &pw = *phases[ph].dim[2];
+    std::vector<at::Tensor> matrices;
+    for (size_t td = 0; td < pd.taps.size(); ++td)
+      for (size_t th = 0; th < pv.taps.size(); ++th)
+        for (size_t tw = 0; tw < pw.taps.size(); ++tw) {
+          const int64_t tap =
+              (int64_t(pd.taps[td]) * g.dim[1].kernel + pv.taps[th]) * g.dim[2].kernel + pw.taps[tw];
+          phase_taps[ph].push_back({tap, padded.offset(pd.input_shift[td] + low[0],
+                                                       pv.input_shift[th] + low[1],
+                                                       pw.input_shift[tw] + low[2])});
+          matrices.push_back(packed.select(1, tap));
+        }
+    if (!matrices.empty()) phase_weights[ph] = at::cat(matrices, 2);
+  }
+  const int64_t plane = padded.plane();
+  const int64_t planes_per_tile =
+      std::max<int64_t>(1, kTileBytes / (int64_t(sizeof(scalar_t)) * cout_g * plane));
+  struct Task {
+    int64_t n, group, phase, plane0;
+  };
+  std::vector<Task> tasks;
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t group = 0; group < g.groups; ++group)
+      for (int64_t ph = 0; ph < int64_t(phases.size()); ++ph)
+        for (int64_t q0 = 0; q0 < phases[ph].dim[0]->positions; q0 += planes_per_tile)
+          tasks.push_back({n, group, ph, q0});
 
-  const scalar_t* x = input.const_data_ptr<scalar_t>();
-  const scalar_t* w = weight.const_data_ptr<scalar_t>();
-  scalar_t* y = output.mutable_data_ptr<scalar_t>();
-
-  at::parallel_for(0, batch * out_channels, 1, [&](int64_t first, int64_t last) {
-    std::vector<acc_t> row(W.output);
-    for (int64_t plane = first; plane < last; ++plane) {
-      const int64_t n = plane / out_channels;
-      const int64_t oc = plane % out_channels;
-      const int64_t g = oc / cout_g;
-      const int64_t oc_in_group = oc % cout_g;
-      const acc_t bias_value = bias ? static_cast<acc_t>(bias[oc]) : acc_t(0);
-      scalar_t* y_plane = y + plane * out_plane;
-      for (int64_t od = 0; od < D.output; ++od) {
-        for (int64_t oh = 0; oh < H.output; ++oh) {
-          std::fill(row.begin(), row.end(), bias_value);
-          for (int64_t ic = g * cin_g; ic < (g + 1) * cin_g; ++ic) {
-            const scalar_t* x_channel = x + (n * in_channels + ic) * in_plane;
-            const scalar_t* w_channel = w + (ic * cout_g + oc_in_group) * w_taps;
-            for (int64_t td = taps_d.begin[od]; td < taps_d.begin[od + 1]; ++td) {
-              for (int64_t th = taps_h.begin[oh]; th < taps_h.begin[oh + 1]; ++th) {
-                const scalar_t* x_row =
-                    x_channel + (taps_d.inputs[td] * H.input + taps_h.inputs[th]) * W.input;
-                const scalar_t* w_row =
-                    w_channel + (taps_d.taps[td] * H.kernel + taps_h.taps[th]) * W.kernel;
-                for (int64_t iw = 0; iw < W.input; ++iw) {
-                  const acc_t xv = static_cast<acc_t>(x_row[iw]);
-                  for (int64_t kw = 0; kw < W.kernel; ++kw) {
-                    const int64_t ow = W.output_index_inside(iw, kw);
-                    if (ow >= 0) {
-                      row[ow] += xv * static_cast<acc_t>(w_row[kw]);
-                    }
-                  }
-                }
-              }
+  scalar_t* out = output.mutable_data_ptr<scalar_t>();
+  const std::array<int64_t, 3> out_extent = {g.dim[0].output, g.dim[1].output, g.dim[2].output};
+  const int64_t out_plane = out_extent[1] * out_extent[2];
+  at::parallel_for(0, int64_t(tasks.size()), 1, [&](int64_t first, int64_t last) {
+    std::vector<scalar_t> column_buffer;
+    for (int64_t index = first; index < last; ++index) {
+      const Task& task = tasks[index];
+      const Phase& phase = phases[task.phase];
+      const PhaseDimPlan &pd = *phase.dim[0], &ph = *phase.dim[1], &pw = *phase.dim[2];
+      const int64_t tile_planes = std::min(planes_per_tile, pd.positions - task.plane0);
+      const int64_t columns = tile_planes * plane;
+      at::Tensor tile = at::empty({cout_g, columns}, output.options());
+      const auto& taps_here = phase_taps[task.phase];
+      const scalar_t* sample = cpu::volume_data<scalar_t>(padded, task.n, 0, task.group * cin_g);
+      cpu::multiply_taps<scalar_t>(
+          tile,
+          taps_here.empty() ? at::Tensor() : phase_weights[task.phase].select(0, task.group),
+          int64_t(taps_here.size()), cin_g,
+          [&](int64_t t) { return sample + taps_here[t].second + task.plane0 * plane; },
+          padded.channel_stride(), column_buffer);
+      const scalar_t* tile_data = tile.const_data_ptr<scalar_t>();
+      // Valid phase positions only, to output index q * stride + residue.
+      for (int64_t co = 0; co < cout_g; ++co) {
+        const int64_t channel = task.group * cout_g + co;
+        const scalar_t shift = bias != nullptr ? bias[channel] : scalar_t(0);
+        scalar_t* out_channel = out + (task.n * g.out_channels + channel) * out_extent[0] * out_plane;
+        const scalar_t* row_tile = tile_data + co * columns;
+        for (int64_t qd = 0; qd < tile_planes; ++qd) {
+          const int64_t od = (task.plane0 + qd) * g.dim[0].stride + pd.residue;
+          for (int64_t qh = 0; qh < ph.positions; ++qh) {
+            const int64_t oh = qh * g.dim[1].stride + ph.residue;
+            scalar_t* out_row = out_channel + od * out_plane + oh * out_extent[2] + pw.residue;
+            const scalar_t* tile_row = row_tile + qd * plane + qh * padded.extent[2];
+            for (int64_t qw = 0; qw < pw.positions; ++qw) {
+              out_row[qw * g.dim[2].stride] = tile_row[qw] + shift;
             }
-          }
-          scalar_t* y_row = y_plane + (od * H.output + oh) * W.output;
-          for (int64_t ow = 0; ow < W.output; ++ow) {
-            y_row[ow] = static_cast<scalar_t>(row[ow]);
           }
         }
       }

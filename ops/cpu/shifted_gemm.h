@@ -1,0 +1,66 @@
+// The CPU kernels' building block: a convolution as a sum of dense GEMMs over
+// shifted windows of a zero-padded volume (BLAS underneath: at::native::cpublas).
+//
+// A padded volume holds each (sample, channel) as a D' x H' x W' box with the
+// source inside it and zeros around, plus two spare zero planes. Flatten the box
+// and a shift by (a, b, c) is an offset of a·H'W' + b·W' + c: the window a tap
+// reads for a whole block of positions is one strided matrix (channels x
+// positions, the channel stride as leading dimension), so each tap is one GEMM
+// with no gather. Positions are numbered with the box's pitches; those past a
+// row's or plane's real end are computed from the zeros (or the next row) and
+// dropped, the spare planes keep the last windows inside the buffer.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace ct3d::cpu {
+
+struct PaddedVolume {
+  at::Tensor data;                     // (N, parts, C, D' + 2, H', W'), contiguous
+  std::array<int64_t, 3> extent{};     // D', H', W'
+  std::array<int64_t, 3> low{};        // source index 0 sits at low (per dimension)
+  int64_t plane() const { return extent[1] * extent[2]; }
+  int64_t channel_stride() const { return (extent[0] + 2) * plane(); }
+  // Flat offset of box position (d, h, w) (already including `low`).
+  int64_t offset(int64_t d, int64_t h, int64_t w) const {
+    return d * plane() + h * extent[2] + w;
+  }
+};
+
+// A zero volume of the given shape; fill it with copy_ through `box()`.
+PaddedVolume make_padded_volume(int64_t batch, int64_t parts, int64_t channels,
+                                std::array<int64_t, 3> extent, std::array<int64_t, 3> low,
+                                const at::TensorOptions& options);
+
+// The view of part `part` of a padded volume where source index (0, 0, 0) of a
+// (N, C, d, h, w)-shaped source lands.
+at::Tensor box(const PaddedVolume& volume, int64_t part, std::array<int64_t, 3> size);
+
+// tile (M x columns) = sum over taps t of weights[:, t K : (t + 1) K] @ W_t, where
+// W_t is the K x columns window whose row r starts at window(t) + r * row_stride.
+// Taps go into one GEMM a few at a time: their windows are copied (memcpy per row)
+// into `column_buffer`, at most kTapChunkRows x columns, so that the reduction is
+// long enough for BLAS to run near its peak (one GEMM per tap, with K = 16
+// channels, ran 10x slower). At::mm underneath, single-threaded inside the
+// callers' parallel_for; a fixed order, so the result does not depend on threads.
+constexpr int64_t kTapChunkRows = 256;
+template <typename scalar_t>
+void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, int64_t k,
+                   const std::function<const scalar_t*(int64_t)>& window, int64_t row_stride,
+                   std::vector<scalar_t>& column_buffer);
+
+// A sample's channels [channel0, ...) of part `part`, at flat box offset 0.
+template <typename scalar_t>
+const scalar_t* volume_data(const PaddedVolume& volume, int64_t n, int64_t part,
+                            int64_t channel0) {
+  const int64_t parts = volume.data.size(1), channels = volume.data.size(2);
+  return volume.data.const_data_ptr<scalar_t>() +
+         ((n * parts + part) * channels + channel0) * volume.channel_stride();
+}
+
+}  // namespace ct3d::cpu
