@@ -197,3 +197,27 @@ def test_non_finite_input_stays_in_its_group(special):
     finite = ref.isfinite()
     assert finite[:, 8:].all()  # other groups untouched
     assert relative_error(out[finite], ref[finite]) <= FLOAT32_BAR
+
+
+# Issue 11, point 1: 3xTF32 keeps float32's exponent range, so the relative error
+# does not depend on the input's scale (the wgmma path on 64 output channels, the
+# mma.sync path on 16).
+@pytest.mark.parametrize("scale", [1e-30, 1.0, 1e30])
+@pytest.mark.parametrize("cout", [16, 64])
+def test_error_is_independent_of_the_input_scale(scale, cout):
+    case = edge_case((2, 32, cout, (6, 7, 8), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1,
+                      (1, 1, 1)), bias=False)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    x = x * scale
+    out = run_op(x, w, b, case)
+    assert torch.isfinite(out).all()
+    assert relative_error(out, reference(x, w, b, case)) <= FLOAT32_BAR, scale
+    # And the gradients, through autograd.
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+    y = torch.ops.ct3d.conv_transpose3d(xg, wg, None, *conv_args(case))
+    gy = torch.randn_like(y)
+    y.backward(gy)
+    xd, wd = x.double().requires_grad_(), w.double().requires_grad_()
+    F.conv_transpose3d(xd, wd, None, *conv_args(case)).backward(gy.double())
+    assert relative_error(xg.grad, xd.grad) <= FLOAT32_BAR
+    assert relative_error(wg.grad, wd.grad) <= FLOAT32_BAR
