@@ -111,12 +111,29 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
       const int64_t columns = tile_planes * plane;
       at::Tensor tile = at::empty({cout_g, columns}, output.options());
       const auto& taps_here = phase_taps[task.phase];
+      // Depth taps are outermost in a phase's tap order: those whose windows read
+      // only the zero halo for every plane of this tile are a prefix and a suffix,
+      // skipped (a stride-1 layer's border planes have fewer taps).
+      const int64_t per_depth_tap = int64_t(ph.taps.size() * pw.taps.size());
+      int64_t first_tap = 0, end_tap = 0;
+      for (size_t td = 0; td < pd.taps.size(); ++td) {
+        const int64_t lowest = task.plane0 + pd.input_shift[td];
+        const bool reaches = lowest + tile_planes > 0 && lowest < g.dim[0].input;
+        if (!reaches) continue;
+        if (end_tap == first_tap) first_tap = int64_t(td) * per_depth_tap;
+        end_tap = (int64_t(td) + 1) * per_depth_tap;
+      }
       const scalar_t* sample = cpu::volume_data<scalar_t>(padded, task.n, 0, task.group * cin_g);
       cpu::multiply_taps<scalar_t>(
           tile,
-          taps_here.empty() ? at::Tensor() : phase_weights[task.phase].select(0, task.group),
-          int64_t(taps_here.size()), cin_g,
-          [&](int64_t t) { return sample + taps_here[t].second + task.plane0 * plane; },
+          end_tap == first_tap
+              ? at::Tensor()
+              : phase_weights[task.phase].select(0, task.group).narrow(1, first_tap * cin_g,
+                                                                      (end_tap - first_tap) * cin_g),
+          end_tap - first_tap, cin_g,
+          [&](int64_t t) {
+            return sample + taps_here[first_tap + t].second + task.plane0 * plane;
+          },
           padded.channel_stride(), column_buffer);
       const scalar_t* tile_data = tile.const_data_ptr<scalar_t>();
       // Valid phase positions only, to output index q * stride + residue.
