@@ -18,11 +18,13 @@
 
 #include <algorithm>
 #include <array>
+#include <type_traits>
 #include <vector>
 
 #include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
+#include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
 
@@ -150,17 +152,41 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
                                                 input.options());
   cpu::box(x, 0, {g.dim[0].input, g.dim[1].input, g.dim[2].input}).copy_(input);
   const int64_t columns = g.dim[0].input * v.plane();
+  const int64_t parts = v.data.size(1);
   // (group, tap, cin_g, cout_g) sums, then into grad_weight's (C_in, cout_g, taps).
   at::Tensor sums = at::empty({g.groups, taps, cin_g, cout_g}, grad_weight.options());
+  // With AVX-512 (float32): dL/dw_k^T (cout_g x cin_g) = window_k (cout_g x positions)
+  // @ X^T, X^T being the input channels-last (positions x C_in); else BLAS.
+  const bool own_gemm = std::is_same_v<scalar_t, float> && cpu::has_avx512();
+  at::Tensor x_last;  // (N, positions, C_in)
+  if (own_gemm) {
+    x_last = x.data.select(1, 0).flatten(2).narrow(2, 0, columns).transpose(1, 2).contiguous();
+  }
   at::parallel_for(0, g.groups * taps, 1, [&](int64_t first, int64_t last) {
+    std::vector<scalar_t> transposed(own_gemm ? cout_g * cin_g : 0);
     for (int64_t task = first; task < last; ++task) {
       const int64_t group = task / taps, k = task % taps;
       at::Tensor sum = sums[group][k];
+      if constexpr (std::is_same_v<scalar_t, float>) {
+        if (own_gemm) {
+          for (int64_t n = 0; n < g.batch; ++n) {
+            cpu::gemm_avx512(
+                cout_g, cin_g, columns,
+                cpu::volume_data<float>(v, n, r.tap_part[k], group * cout_g) + r.tap_offset[k],
+                v.channel_stride(),
+                x_last.const_data_ptr<float>() + n * columns * g.in_channels + group * cin_g,
+                g.in_channels, transposed.data(), cin_g, n > 0);
+          }
+          float* out = sum.mutable_data_ptr<float>();
+          for (int64_t ci = 0; ci < cin_g; ++ci)
+            for (int64_t co = 0; co < cout_g; ++co) out[ci * cout_g + co] = transposed[co * cin_g + ci];
+          continue;
+        }
+      }
       for (int64_t n = 0; n < g.batch; ++n) {
         const at::Tensor xs = x.data.as_strided(
             {cin_g, columns}, {x.channel_stride(), 1},
             (n * g.in_channels + group * cin_g) * x.channel_stride());
-        const int64_t parts = v.data.size(1);
         const at::Tensor window = v.data.as_strided(
             {columns, cout_g}, {1, v.channel_stride()},
             ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) * v.channel_stride() +

@@ -1,5 +1,7 @@
 #include "ops/cpu/shifted_gemm.h"
 
+#include "ops/cpu/gemm_avx512.h"
+
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 
@@ -7,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <ATen/ops/zeros.h>
 
 namespace ct3d::cpu {
@@ -48,9 +51,17 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
         std::memcpy(rows, source + r * row_stride, sizeof(scalar_t) * columns);
       }
     }
+    const at::Tensor a = weights.narrow(1, t0 * k, count * k);
+    if constexpr (std::is_same_v<scalar_t, float>) {
+      if (has_avx512()) {
+        gemm_avx512(tile.size(0), columns, count * k, a.const_data_ptr<float>(), a.stride(0),
+                    column_buffer.data(), columns, tile.mutable_data_ptr<float>(), columns,
+                    t0 > 0);
+        continue;
+      }
+    }
     const at::Tensor windows =
         at::from_blob(column_buffer.data(), {count * k, columns}, tile.options());
-    const at::Tensor a = weights.narrow(1, t0 * k, count * k);
     if (t0 == 0) {
       at::mm_out(tile, a, windows);
     } else {

@@ -1,0 +1,84 @@
+#include "ops/cpu/gemm_avx512.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace ct3d::cpu {
+namespace {
+
+constexpr int kRows = 6;      // rows of C per micro-tile
+constexpr int kColumns = 32;  // columns of C per micro-tile: two 16-float vectors
+constexpr int64_t kDepth = 256;  // reduction per pass over C
+
+// One micro-tile: rows x (up to) 32 columns of C, the full reduction over k.
+// `mask0`/`mask1` cover the columns that exist (the last tile may be narrower).
+template <int kTileRows>
+__attribute__((target("avx512f"))) void micro_tile(int64_t k, const float* a, int64_t lda,
+                                                   const float* b, int64_t ldb, float* c,
+                                                   int64_t ldc, bool accumulate, __mmask16 mask0,
+                                                   __mmask16 mask1) {
+  __m512 acc[kTileRows][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < kTileRows; ++i) {
+    if (accumulate) {
+      acc[i][0] = _mm512_maskz_loadu_ps(mask0, c + i * ldc);
+      acc[i][1] = _mm512_maskz_loadu_ps(mask1, c + i * ldc + 16);
+    } else {
+      acc[i][0] = _mm512_setzero_ps();
+      acc[i][1] = _mm512_setzero_ps();
+    }
+  }
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const __m512 b0 = _mm512_maskz_loadu_ps(mask0, b + kk * ldb);
+    const __m512 b1 = _mm512_maskz_loadu_ps(mask1, b + kk * ldb + 16);
+#pragma GCC unroll 6
+    for (int i = 0; i < kTileRows; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i * lda + kk]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < kTileRows; ++i) {
+    _mm512_mask_storeu_ps(c + i * ldc, mask0, acc[i][0]);
+    _mm512_mask_storeu_ps(c + i * ldc + 16, mask1, acc[i][1]);
+  }
+}
+
+using MicroTile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
+                           bool, __mmask16, __mmask16);
+constexpr MicroTile kMicroTiles[kRows + 1] = {nullptr,          micro_tile<1>, micro_tile<2>,
+                                              micro_tile<3>,    micro_tile<4>, micro_tile<5>,
+                                              micro_tile<6>};
+
+__mmask16 mask_of(int64_t count) {
+  return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
+}
+
+}  // namespace
+
+bool has_avx512() {
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported;
+}
+
+void gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  // The reduction in blocks of kDepth, then columns: a block's 32-column panel of B
+  // (kDepth x 32 floats, 32 KB) stays in L1 while every row block of A streams past.
+  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
+    const int64_t depth = std::min<int64_t>(kDepth, k - k0);
+    for (int64_t n0 = 0; n0 < n; n0 += kColumns) {
+      const int64_t width = std::min<int64_t>(kColumns, n - n0);
+      const __mmask16 mask0 = mask_of(width), mask1 = mask_of(width - 16);
+      for (int64_t m0 = 0; m0 < m; m0 += kRows) {
+        const int64_t rows = std::min<int64_t>(kRows, m - m0);
+        kMicroTiles[rows](depth, a + m0 * lda + k0, lda, b + k0 * ldb + n0, ldb,
+                          c + m0 * ldc + n0, ldc, accumulate || k0 > 0, mask0, mask1);
+      }
+    }
+  }
+}
+
+}  // namespace ct3d::cpu
