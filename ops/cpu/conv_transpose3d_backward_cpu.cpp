@@ -65,22 +65,7 @@ ResidueVolumes split_by_residue(const ConvGeometry& g, const at::Tensor& grad_ou
     low[i] = -lowest;
     extent[i] = low[i] + std::max(d.input + highest, most_positions);
   }
-  const int64_t parts = r.strides[0] * r.strides[1] * r.strides[2];
-  r.volume = cpu::make_padded_volume(g.batch, parts, g.out_channels, extent, low,
-                                     grad_output.options());
-  for (int64_t rd = 0; rd < r.strides[0]; ++rd)
-    for (int64_t rh = 0; rh < r.strides[1]; ++rh)
-      for (int64_t rw = 0; rw < r.strides[2]; ++rw) {
-        const std::array<int64_t, 3> rs = {rd, rh, rw};
-        at::Tensor source = grad_output;
-        std::array<int64_t, 3> size{};
-        for (int i = 0; i < 3; ++i) {
-          source = source.slice(2 + i, rs[i], g.dim[i].output, r.strides[i]);
-          size[i] = source.size(2 + i);
-        }
-        if (source.numel() == 0) continue;
-        cpu::box(r.volume, (rd * r.strides[1] + rh) * r.strides[2] + rw, size).copy_(source);
-      }
+  r.volume = cpu::padded_copy(grad_output, r.strides, extent, low);
   for (int64_t kd = 0; kd < g.dim[0].kernel; ++kd)
     for (int64_t kh = 0; kh < g.dim[1].kernel; ++kh)
       for (int64_t kw = 0; kw < g.dim[2].kernel; ++kw) {
@@ -148,9 +133,7 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
   const int64_t taps = g.taps();
   // The input on the volumes' grid (zero past each row's and plane's end), so that
   // the extra positions add nothing.
-  cpu::PaddedVolume x = cpu::make_padded_volume(g.batch, 1, g.in_channels, v.extent, {0, 0, 0},
-                                                input.options());
-  cpu::box(x, 0, {g.dim[0].input, g.dim[1].input, g.dim[2].input}).copy_(input);
+  const cpu::PaddedVolume x = cpu::padded_copy(input, {1, 1, 1}, v.extent, {0, 0, 0});
   const int64_t columns = g.dim[0].input * v.plane();
   const int64_t parts = v.data.size(1);
   // (group, tap, cin_g, cout_g) sums, then into grad_weight's (C_in, cout_g, taps).

@@ -54,9 +54,7 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
   }
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
   const int64_t taps = g.taps();
-  cpu::PaddedVolume padded =
-      cpu::make_padded_volume(g.batch, 1, g.in_channels, extent, low, input.options());
-  cpu::box(padded, 0, {g.dim[0].input, g.dim[1].input, g.dim[2].input}).copy_(input);
+  const cpu::PaddedVolume padded = cpu::padded_copy(input, {1, 1, 1}, extent, low);
   // (group, tap, out channel, in channel): one row-major cout_g x cin_g matrix per tap.
   const at::Tensor packed =
       weight.reshape({g.groups, cin_g, cout_g, taps}).permute({0, 3, 2, 1}).contiguous();

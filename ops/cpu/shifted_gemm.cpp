@@ -2,6 +2,8 @@
 
 #include "ops/cpu/gemm_avx512.h"
 
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 
@@ -14,21 +16,66 @@
 
 namespace ct3d::cpu {
 
-PaddedVolume make_padded_volume(int64_t batch, int64_t parts, int64_t channels,
-                                std::array<int64_t, 3> extent, std::array<int64_t, 3> low,
-                                const at::TensorOptions& options) {
+namespace {
+
+template <typename scalar_t>
+void fill_parts(PaddedVolume& v, const at::Tensor& source, std::array<int64_t, 3> stride) {
+  const int64_t batch = source.size(0), channels = source.size(1);
+  const std::array<int64_t, 3> size = {source.size(2), source.size(3), source.size(4)};
+  const int64_t parts = stride[0] * stride[1] * stride[2];
+  const int64_t depth = v.extent[0] + 2, height = v.extent[1], width = v.extent[2];
+  const scalar_t* in_data = source.const_data_ptr<scalar_t>();
+  scalar_t* out_data = v.data.mutable_data_ptr<scalar_t>();
+  at::parallel_for(0, batch * parts * channels, 1, [&](int64_t first, int64_t last) {
+    for (int64_t index = first; index < last; ++index) {
+      const int64_t c = index % channels, part = (index / channels) % parts;
+      const int64_t n = index / (channels * parts);
+      const std::array<int64_t, 3> residue = {part / (stride[1] * stride[2]),
+                                              (part / stride[2]) % stride[1], part % stride[2]};
+      const scalar_t* in = in_data + (n * channels + c) * size[0] * size[1] * size[2];
+      scalar_t* out = out_data + index * depth * height * width;
+      // Box columns [w_begin, w_end) hold source columns residue + stride * m.
+      const int64_t w_count = std::max<int64_t>(0, (size[2] - residue[2] + stride[2] - 1) / stride[2]);
+      const int64_t w_begin = std::min(v.low[2], width);
+      const int64_t w_end = std::min(width, v.low[2] + w_count);
+      for (int64_t d = 0; d < depth; ++d) {
+        const int64_t sd = residue[0] + stride[0] * (d - v.low[0]);
+        for (int64_t h = 0; h < height; ++h) {
+          scalar_t* row = out + (d * height + h) * width;
+          const int64_t sh = residue[1] + stride[1] * (h - v.low[1]);
+          if (d < v.low[0] || sd >= size[0] || h < v.low[1] || sh >= size[1] || w_end <= w_begin) {
+            std::fill_n(row, width, scalar_t(0));
+            continue;
+          }
+          const scalar_t* source_row = in + (sd * size[1] + sh) * size[2] + residue[2];
+          std::fill_n(row, w_begin, scalar_t(0));
+          if (stride[2] == 1) {
+            std::memcpy(row + w_begin, source_row, sizeof(scalar_t) * (w_end - w_begin));
+          } else {
+            for (int64_t w = w_begin; w < w_end; ++w) row[w] = source_row[stride[2] * (w - w_begin)];
+          }
+          std::fill_n(row + w_end, width - w_end, scalar_t(0));
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+PaddedVolume padded_copy(const at::Tensor& source, std::array<int64_t, 3> stride,
+                         std::array<int64_t, 3> extent, std::array<int64_t, 3> low) {
   PaddedVolume volume;
   volume.extent = extent;
   volume.low = low;
-  volume.data =
-      at::zeros({batch, parts, channels, extent[0] + 2, extent[1], extent[2]}, options);
+  const int64_t parts = stride[0] * stride[1] * stride[2];
+  volume.data = at::empty({source.size(0), parts, source.size(1), extent[0] + 2, extent[1],
+                           extent[2]},
+                          source.options());
+  const at::Tensor contiguous = source.contiguous();
+  AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "ct3d_padded_copy",
+                             [&] { fill_parts<scalar_t>(volume, contiguous, stride); });
   return volume;
-}
-
-at::Tensor box(const PaddedVolume& volume, int64_t part, std::array<int64_t, 3> size) {
-  at::Tensor view = volume.data.select(1, part);
-  for (int i = 0; i < 3; ++i) view = view.narrow(2 + i, volume.low[i], size[i]);
-  return view;
 }
 
 template <typename scalar_t>
@@ -40,6 +87,20 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
     return;
   }
   const int64_t columns = tile.size(1);
+  const bool own_gemm = std::is_same_v<scalar_t, float> && has_avx512();
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    if (own_gemm && k >= kDirectWindowRows) {
+      // ct3d's own kernel reads each tap's window where it lies (rows a channel
+      // stride apart): no copies, one GEMM per tap into the same tile. With fewer
+      // rows per tap the tile's loads and stores per pass outweigh the copies.
+      for (int64_t t = 0; t < taps; ++t) {
+        gemm_avx512(tile.size(0), columns, k, weights.const_data_ptr<float>() + t * k,
+                    weights.stride(0), window(t), row_stride, tile.mutable_data_ptr<float>(),
+                    columns, t > 0);
+      }
+      return;
+    }
+  }
   const int64_t chunk = std::max<int64_t>(1, kTapChunkRows / k);
   column_buffer.resize(std::min(chunk, taps) * k * columns);
   for (int64_t t0 = 0; t0 < taps; t0 += chunk) {
@@ -53,7 +114,7 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
     }
     const at::Tensor a = weights.narrow(1, t0 * k, count * k);
     if constexpr (std::is_same_v<scalar_t, float>) {
-      if (has_avx512()) {
+      if (own_gemm) {
         gemm_avx512(tile.size(0), columns, count * k, a.const_data_ptr<float>(), a.stride(0),
                     column_buffer.data(), columns, tile.mutable_data_ptr<float>(), columns,
                     t0 > 0);

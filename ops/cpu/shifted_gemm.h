@@ -32,23 +32,26 @@ struct PaddedVolume {
   }
 };
 
-// A zero volume of the given shape; fill it with copy_ through `box()`.
-PaddedVolume make_padded_volume(int64_t batch, int64_t parts, int64_t channels,
-                                std::array<int64_t, 3> extent, std::array<int64_t, 3> low,
-                                const at::TensorOptions& options);
-
-// The view of part `part` of a padded volume where source index (0, 0, 0) of a
-// (N, C, d, h, w)-shaped source lands.
-at::Tensor box(const PaddedVolume& volume, int64_t part, std::array<int64_t, 3> size);
+// A padded volume of prod(stride) parts made from a contiguous (N, C, D, H, W)
+// source: part (rd, rh, rw) holds, at box index low + m per dimension, source index
+// r + stride * m wherever that is inside the source, and zeros everywhere else (with
+// stride 1: one part, a plain zero-padded copy). One parallel pass writes every
+// element: no separate zero fill (that, and a strided ATen copy, took half of a
+// stride-2 input gradient's time).
+PaddedVolume padded_copy(const at::Tensor& source, std::array<int64_t, 3> stride,
+                         std::array<int64_t, 3> extent, std::array<int64_t, 3> low);
 
 // tile (M x columns) = sum over taps t of weights[:, t K : (t + 1) K] @ W_t, where
 // W_t is the K x columns window whose row r starts at window(t) + r * row_stride.
-// Taps go into one GEMM a few at a time: their windows are copied (memcpy per row)
-// into `column_buffer`, at most kTapChunkRows x columns, so that the reduction is
-// long enough for BLAS to run near its peak (one GEMM per tap, with K = 16
-// channels, ran 10x slower). At::mm underneath, single-threaded inside the
-// callers' parallel_for; a fixed order, so the result does not depend on threads.
+// Narrow taps go into one GEMM a few at a time: their windows are copied (memcpy
+// per row) into `column_buffer`, at most kTapChunkRows x columns, so that the
+// reduction is long enough (one BLAS GEMM per tap, with K = 16 channels, ran 10x
+// slower). The GEMM is ct3d's AVX-512 kernel for float32 where the CPU has it
+// (gemm_avx512.h), else at::mm; single-threaded inside the callers'
+// parallel_for, in a fixed order, so the result does not depend on threads.
 constexpr int64_t kTapChunkRows = 256;
+// With the AVX-512 kernel, taps of at least this many rows are multiplied in place.
+constexpr int64_t kDirectWindowRows = 48;
 template <typename scalar_t>
 void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, int64_t k,
                    const std::function<const scalar_t*(int64_t)>& window, int64_t row_stride,
