@@ -26,10 +26,13 @@ void fill_parts(PaddedVolume& v, const at::Tensor& source, std::array<int64_t, 3
   const int64_t depth = v.extent[0] + 2, height = v.extent[1], width = v.extent[2];
   const scalar_t* in_data = source.const_data_ptr<scalar_t>();
   scalar_t* out_data = v.data.mutable_data_ptr<scalar_t>();
-  at::parallel_for(0, batch * parts * channels, 1, [&](int64_t first, int64_t last) {
-    for (int64_t index = first; index < last; ++index) {
-      const int64_t c = index % channels, part = (index / channels) % parts;
-      const int64_t n = index / (channels * parts);
+  // One task per source channel, writing all of its parts: the channel is read from
+  // cache by every part after the first.
+  at::parallel_for(0, batch * channels, 1, [&](int64_t first, int64_t last) {
+    for (int64_t task = first; task < last; ++task) {
+    for (int64_t part = 0; part < parts; ++part) {
+      const int64_t c = task % channels, n = task / channels;
+      const int64_t index = (n * parts + part) * channels + c;
       const std::array<int64_t, 3> residue = {part / (stride[1] * stride[2]),
                                               (part / stride[2]) % stride[1], part % stride[2]};
       const scalar_t* in = in_data + (n * channels + c) * size[0] * size[1] * size[2];
@@ -57,6 +60,7 @@ void fill_parts(PaddedVolume& v, const at::Tensor& source, std::array<int64_t, 3
           std::fill_n(row + w_end, width - w_end, scalar_t(0));
         }
       }
+    }
     }
   });
 }
