@@ -1,6 +1,7 @@
 """ct3d's CPU kernels against torch.nn.functional.conv_transpose3d (oneDNN) on the
 same inputs, in one run: forward and a training step (forward + the grads of input,
-weight and bias), median of --reps timings after a warm-up, float32 or float64.
+weight and bias), median of --reps timings taken alternately with torch's after a
+warm-up, float32 or float64.
 
     python bench/bench_cpu.py [--dtype float64] [--reps 5] [--out DIR]
 """
@@ -43,6 +44,19 @@ def median_ms(fn, reps):
     return statistics.median(times)
 
 
+def paired_median_ms(ours, theirs, reps):
+    """Medians of `reps` timings of each, taken alternately, so that load from other
+    work on the machine hits both alike."""
+    ours(), theirs()
+    times = ([], [])
+    for _ in range(reps):
+        for fn, out in ((ours, times[0]), (theirs, times[1])):
+            start = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def run_shape(shape, dtype, reps):
     label, in_shape, cout, k, s, p, op, groups, d = shape
     torch.manual_seed(0)
@@ -63,8 +77,8 @@ def run_shape(shape, dtype, reps):
     with torch.no_grad():
         reference = F.conv_transpose3d(x.double(), w.double(), b.double(), *args)
         row["err"] = ((ours(x, w, b).double() - reference).norm() / reference.norm()).item()
-        row["fwd_ct3d_ms"] = median_ms(lambda: ours(x, w, b), reps)
-        row["fwd_torch_ms"] = median_ms(lambda: theirs(x, w, b), reps)
+        row["fwd_ct3d_ms"], row["fwd_torch_ms"] = paired_median_ms(
+            lambda: ours(x, w, b), lambda: theirs(x, w, b), reps)
     gy = torch.randn_like(reference, dtype=dtype)
     leaves = [t.clone().requires_grad_() for t in (x, w, b)]
 
@@ -73,8 +87,8 @@ def run_shape(shape, dtype, reps):
             t.grad = None
         fn(*leaves).backward(gy)
 
-    row["step_ct3d_ms"] = median_ms(lambda: step(ours), reps)
-    row["step_torch_ms"] = median_ms(lambda: step(theirs), reps)
+    row["step_ct3d_ms"], row["step_torch_ms"] = paired_median_ms(
+        lambda: step(ours), lambda: step(theirs), reps)
     row["fwd_ratio"] = row["fwd_torch_ms"] / row["fwd_ct3d_ms"]
     row["step_ratio"] = row["step_torch_ms"] / row["step_ct3d_ms"]
     return row

@@ -7,7 +7,7 @@
 namespace ct3d::cpu {
 namespace {
 
-constexpr int kRows = 6;      // rows of C per micro-tile
+constexpr int kRows = 8;      // rows of C per micro-tile
 constexpr int kColumns = 32;  // columns of C per micro-tile: two 16-float vectors
 constexpr int64_t kDepth = 256;  // reduction per pass over C
 
@@ -19,7 +19,7 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t k, const float* a, in
                                                    int64_t ldc, bool accumulate, __mmask16 mask0,
                                                    __mmask16 mask1) {
   __m512 acc[kTileRows][2];
-#pragma GCC unroll 6
+#pragma GCC unroll 8
   for (int i = 0; i < kTileRows; ++i) {
     if (accumulate) {
       acc[i][0] = _mm512_maskz_loadu_ps(mask0, c + i * ldc);
@@ -32,14 +32,14 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t k, const float* a, in
   for (int64_t kk = 0; kk < k; ++kk) {
     const __m512 b0 = _mm512_maskz_loadu_ps(mask0, b + kk * ldb);
     const __m512 b1 = _mm512_maskz_loadu_ps(mask1, b + kk * ldb + 16);
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int i = 0; i < kTileRows; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i * lda + kk]);
       acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
     }
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 8
   for (int i = 0; i < kTileRows; ++i) {
     _mm512_mask_storeu_ps(c + i * ldc, mask0, acc[i][0]);
     _mm512_mask_storeu_ps(c + i * ldc + 16, mask1, acc[i][1]);
@@ -48,9 +48,9 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t k, const float* a, in
 
 using MicroTile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
                            bool, __mmask16, __mmask16);
-constexpr MicroTile kMicroTiles[kRows + 1] = {nullptr,          micro_tile<1>, micro_tile<2>,
-                                              micro_tile<3>,    micro_tile<4>, micro_tile<5>,
-                                              micro_tile<6>};
+constexpr MicroTile kMicroTiles[kRows + 1] = {nullptr,       micro_tile<1>, micro_tile<2>,
+                                              micro_tile<3>, micro_tile<4>, micro_tile<5>,
+                                              micro_tile<6>, micro_tile<7>, micro_tile<8>};
 
 __mmask16 mask_of(int64_t count) {
   return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
