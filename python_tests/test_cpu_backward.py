@@ -55,3 +55,17 @@ def test_same_gradients_on_every_run_and_thread_count():
         torch.set_num_threads(threads)
     for a, c in zip(first, single):
         assert relative_error(a, c.double()) <= 1e-5 if c.norm() > 0 else True
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_weight_gradient_over_many_positions(dtype):
+    """A reduction over 2.6 * 10^5 positions of positive products (the hard case for
+    a float32 running sum: one such sum over 5 * 10^5 erred by 4e-5)."""
+    torch.manual_seed(0)
+    x = torch.rand(8, 4, 32, 32, 32, dtype=dtype)
+    w = torch.randn(4, 4, 3, 3, 3, dtype=dtype)
+    gy = torch.rand_like(F.conv_transpose3d(x, w))
+    got = torch.ops.ct3d.conv_transpose3d_weight_backward(x, gy, [3, 3, 3], [1], [0], 1, [1])
+    wd = w.double().requires_grad_()
+    F.conv_transpose3d(x.double(), wd).backward(gy.double())
+    assert relative_error(got, wd.grad) <= (1e-5 if dtype == torch.float32 else 1e-12)

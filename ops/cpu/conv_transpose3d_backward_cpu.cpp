@@ -12,6 +12,7 @@
 // tap) for dL/dw) and sum in a fixed order.
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/ops/from_blob.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
@@ -32,6 +33,7 @@ namespace ct3d {
 namespace {
 
 constexpr int64_t kTileBytes = 256 * 1024;
+constexpr int64_t kReductionChunk = 4096;
 
 // Floor division (c_k may be negative).
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -145,41 +147,51 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
   if (own_gemm) {
     x_last = x.data.select(1, 0).flatten(2).narrow(2, 0, columns).transpose(1, 2).contiguous();
   }
+  // The reduction runs over batch x positions (10^6 and more): float32 partial
+  // products over kReductionChunk positions at a time, added into a float64 total
+  // (one float32 running sum over 5 * 10^5 positive products erred by 4e-5).
   at::parallel_for(0, g.groups * taps, 1, [&](int64_t first, int64_t last) {
-    std::vector<scalar_t> transposed(own_gemm ? cout_g * cin_g : 0);
+    std::vector<scalar_t> partial(cout_g * cin_g);
+    std::vector<double> total(cout_g * cin_g);
     for (int64_t task = first; task < last; ++task) {
       const int64_t group = task / taps, k = task % taps;
-      at::Tensor sum = sums[group][k];
-      if constexpr (std::is_same_v<scalar_t, float>) {
-        if (own_gemm) {
-          for (int64_t n = 0; n < g.batch; ++n) {
-            cpu::gemm_avx512(
-                cout_g, cin_g, columns,
-                cpu::volume_data<float>(v, n, r.tap_part[k], group * cout_g) + r.tap_offset[k],
-                v.channel_stride(),
-                x_last.const_data_ptr<float>() + n * columns * g.in_channels + group * cin_g,
-                g.in_channels, transposed.data(), cin_g, n > 0);
-          }
-          float* out = sum.mutable_data_ptr<float>();
-          for (int64_t ci = 0; ci < cin_g; ++ci)
-            for (int64_t co = 0; co < cout_g; ++co) out[ci * cout_g + co] = transposed[co * cin_g + ci];
-          continue;
-        }
-      }
+      std::fill(total.begin(), total.end(), 0.0);
       for (int64_t n = 0; n < g.batch; ++n) {
-        const at::Tensor xs = x.data.as_strided(
-            {cin_g, columns}, {x.channel_stride(), 1},
-            (n * g.in_channels + group * cin_g) * x.channel_stride());
-        const at::Tensor window = v.data.as_strided(
-            {columns, cout_g}, {1, v.channel_stride()},
-            ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) * v.channel_stride() +
-                r.tap_offset[k]);
-        if (n == 0) {
-          at::mm_out(sum, xs, window);
-        } else {
-          sum.addmm_(xs, window);
+        const scalar_t* window_data =
+            cpu::volume_data<scalar_t>(v, n, r.tap_part[k], group * cout_g) + r.tap_offset[k];
+        for (int64_t l0 = 0; l0 < columns; l0 += kReductionChunk) {
+          const int64_t length = std::min(kReductionChunk, columns - l0);
+          // partial[co][ci] = sum over the chunk of window[co][l] * x[ci][l]
+          bool done = false;
+          if constexpr (std::is_same_v<scalar_t, float>) {
+            if (own_gemm) {
+              cpu::gemm_avx512(cout_g, cin_g, length, window_data + l0, v.channel_stride(),
+                               x_last.const_data_ptr<float>() +
+                                   (n * columns + l0) * g.in_channels + group * cin_g,
+                               g.in_channels, partial.data(), cin_g, false);
+              done = true;
+            }
+          }
+          if (!done) {
+            const at::Tensor window = v.data.as_strided(
+                {cout_g, length}, {v.channel_stride(), 1},
+                ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) *
+                        v.channel_stride() +
+                    r.tap_offset[k] + l0);
+            const at::Tensor xs = x.data.as_strided(
+                {length, cin_g}, {1, x.channel_stride()},
+                (n * g.in_channels + group * cin_g) * x.channel_stride() + l0);
+            at::Tensor out = at::from_blob(partial.data(), {cout_g, cin_g}, grad_weight.options());
+            at::mm_out(out, window, xs);
+          }
+          for (size_t i = 0; i < total.size(); ++i) total[i] += partial[i];
         }
       }
+      scalar_t* out = sums[group][k].mutable_data_ptr<scalar_t>();
+      for (int64_t ci = 0; ci < cin_g; ++ci)
+        for (int64_t co = 0; co < cout_g; ++co) {
+          out[ci * cout_g + co] = static_cast<scalar_t>(total[co * cin_g + ci]);
+        }
     }
   });
   if (g.batch == 0) sums.zero_();
