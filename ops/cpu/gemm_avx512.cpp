@@ -1,12 +1,19 @@
 #include "ops/cpu/gemm_avx512.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#else
+#include <c10/util/Exception.h>
+#endif
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <utility>
 
 namespace ct3d::cpu {
+
+#if defined(__x86_64__)
 namespace {
 
 constexpr int kRows = 8;      // rows of C per micro-tile
@@ -94,7 +101,9 @@ __mmask16 mask_of(int64_t count) {
 }  // namespace
 
 bool has_avx512() {
-  static const bool supported = __builtin_cpu_supports("avx512f");
+  // CT3D_CPU_NO_AVX512=1 takes the BLAS path anyway (the tests run both paths).
+  static const bool supported = __builtin_cpu_supports("avx512f") &&
+                                std::getenv("CT3D_CPU_NO_AVX512") == nullptr;
   return supported;
 }
 
@@ -127,5 +136,16 @@ void gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
     }
   }
 }
+
+#else  // not x86-64: no AVX-512; the callers use BLAS.
+
+bool has_avx512() { return false; }
+
+void gemm_avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*,
+                 int64_t, bool) {
+  TORCH_INTERNAL_ASSERT(false, "gemm_avx512 called on a CPU without AVX-512");
+}
+
+#endif
 
 }  // namespace ct3d::cpu
