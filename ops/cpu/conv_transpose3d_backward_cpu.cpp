@@ -26,6 +26,7 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cpu/gemm_avx512.h"
+#include "ops/cpu/residue_layout.h"
 #include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
 
@@ -35,48 +36,17 @@ namespace {
 constexpr int64_t kTileBytes = 256 * 1024;
 constexpr int64_t kReductionChunk = 4096;
 
-// Floor division (c_k may be negative).
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 // grad_output split by stride residue into zero-padded volumes that every tap's
-// window of every input position stays inside.
+// window of every input position stays inside (residue_layout.h).
 struct ResidueVolumes {
-  cpu::PaddedVolume volume;               // parts = residues (d, h, w), row-major
-  std::array<int64_t, 3> strides{};       // residues per dimension
-  std::vector<int64_t> tap_part, tap_offset;  // per kernel tap: residue and window offset
+  cpu::PaddedVolume volume;
+  std::vector<int64_t> tap_part, tap_offset;
 };
 
 ResidueVolumes split_by_residue(const ConvGeometry& g, const at::Tensor& grad_output) {
-  ResidueVolumes r;
-  std::array<int64_t, 3> low{}, extent{};
-  std::array<std::vector<int64_t>, 3> a, residue;
-  for (int i = 0; i < 3; ++i) {
-    const DimGeometry& d = g.dim[i];
-    r.strides[i] = d.stride;
-    int64_t lowest = 0, highest = 0, most_positions = 0;
-    for (int64_t k = 0; k < d.kernel; ++k) {
-      const int64_t c = d.output_index(0, k);
-      a[i].push_back(floor_div(c, d.stride));
-      residue[i].push_back(c - d.stride * a[i].back());
-      lowest = std::min(lowest, a[i].back());
-      highest = std::max(highest, a[i].back());
-    }
-    for (int64_t rr = 0; rr < d.stride; ++rr) {
-      most_positions = std::max(most_positions, (d.output - rr + d.stride - 1) / d.stride);
-    }
-    low[i] = -lowest;
-    extent[i] = low[i] + std::max(d.input + highest, most_positions);
-  }
-  r.volume = cpu::padded_copy(grad_output, r.strides, extent, low);
-  for (int64_t kd = 0; kd < g.dim[0].kernel; ++kd)
-    for (int64_t kh = 0; kh < g.dim[1].kernel; ++kh)
-      for (int64_t kw = 0; kw < g.dim[2].kernel; ++kw) {
-        r.tap_part.push_back((residue[0][kd] * r.strides[1] + residue[1][kh]) * r.strides[2] +
-                             residue[2][kw]);
-        r.tap_offset.push_back(r.volume.offset(a[0][kd] + low[0], a[1][kh] + low[1],
-                                               a[2][kw] + low[2]));
-      }
-  return r;
+  const cpu::ResidueLayout layout = cpu::residue_layout(g);
+  return {cpu::padded_copy(grad_output, layout.strides, layout.extent, layout.low),
+          layout.tap_part, layout.tap_offset};
 }
 
 template <typename scalar_t>

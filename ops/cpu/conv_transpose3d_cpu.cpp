@@ -11,6 +11,8 @@
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <array>
 #include <utility>
 #include <vector>
@@ -20,6 +22,8 @@
 #include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
+#include "ops/cpu/gemm_avx512.h"
+#include "ops/cpu/scatter_forward.h"
 #include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
 #include "ops/phase_plan.h"
@@ -173,11 +177,25 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
   const at::MemoryFormat memory_format = output_memory_format(args, input, weight);
   if (output.numel() > 0) {
-    AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
-      conv_transpose3d_cpu_kernel<scalar_t>(
-          geometry_of(args), input5, weight_c, args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr,
-          output5);
-    });
+    const ConvGeometry geometry = geometry_of(args);
+    // The input-stationary form where it multiplies fewer products (stride-1 layers
+    // with kernels large next to the input); it needs ct3d's AVX-512 GEMM.
+    // CT3D_CPU_FORWARD=gather or scatter forces one (the tests run both).
+    const char* forced = std::getenv("CT3D_CPU_FORWARD");
+    const bool scatter =
+        forced != nullptr && forced[0] != '\0'
+            ? std::string(forced) == "scatter"
+            : cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
+    if (input.scalar_type() == at::kFloat && cpu::has_avx512() && scatter) {
+      cpu::scatter_forward(geometry, input5, weight_c,
+                           args.has_bias ? bias_c.const_data_ptr<float>() : nullptr, output5);
+    } else {
+      AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
+        conv_transpose3d_cpu_kernel<scalar_t>(
+            geometry, input5, weight_c,
+            args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr, output5);
+      });
+    }
   }
   return output.contiguous(memory_format);
 }
