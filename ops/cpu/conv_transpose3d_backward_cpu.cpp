@@ -110,9 +110,9 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
   const int64_t parts = v.data.size(1);
   // (group, tap, cin_g, cout_g) sums, then into grad_weight's (C_in, cout_g, taps).
   at::Tensor sums = at::empty({g.groups, taps, cin_g, cout_g}, grad_weight.options());
-  // With AVX-512 (float32): dL/dw_k^T (cout_g x cin_g) = window_k (cout_g x positions)
+  // With AVX-512: dL/dw_k^T (cout_g x cin_g) = window_k (cout_g x positions)
   // @ X^T, X^T being the input channels-last (positions x C_in); else BLAS.
-  const bool own_gemm = std::is_same_v<scalar_t, float> && cpu::has_avx512();
+  const bool own_gemm = cpu::has_avx512();
   at::Tensor x_last;  // (N, positions, C_in)
   if (own_gemm) {
     x_last = x.data.select(1, 0).flatten(2).narrow(2, 0, columns).transpose(1, 2).contiguous();
@@ -132,17 +132,13 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
         for (int64_t l0 = 0; l0 < columns; l0 += kReductionChunk) {
           const int64_t length = std::min(kReductionChunk, columns - l0);
           // partial[co][ci] = sum over the chunk of window[co][l] * x[ci][l]
-          bool done = false;
-          if constexpr (std::is_same_v<scalar_t, float>) {
-            if (own_gemm) {
-              cpu::gemm_avx512(cout_g, cin_g, length, window_data + l0, v.channel_stride(),
-                               x_last.const_data_ptr<float>() +
-                                   (n * columns + l0) * g.in_channels + group * cin_g,
-                               g.in_channels, partial.data(), cin_g, false);
-              done = true;
-            }
-          }
-          if (!done) {
+          if (own_gemm) {
+            cpu::gemm_avx512<scalar_t>(cout_g, cin_g, length, window_data + l0,
+                                       v.channel_stride(),
+                                       x_last.const_data_ptr<scalar_t>() +
+                                           (n * columns + l0) * g.in_channels + group * cin_g,
+                                       g.in_channels, partial.data(), cin_g, false);
+          } else {
             const at::Tensor window = v.data.as_strided(
                 {cout_g, length}, {v.channel_stride(), 1},
                 ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) *

@@ -186,16 +186,14 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
         forced != nullptr && forced[0] != '\0'
             ? std::string(forced) == "scatter"
             : cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
-    if (input.scalar_type() == at::kFloat && cpu::has_avx512() && scatter) {
-      cpu::scatter_forward(geometry, input5, weight_c,
-                           args.has_bias ? bias_c.const_data_ptr<float>() : nullptr, output5);
-    } else {
-      AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
-        conv_transpose3d_cpu_kernel<scalar_t>(
-            geometry, input5, weight_c,
-            args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr, output5);
-      });
-    }
+    AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
+      const scalar_t* bias_data = args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr;
+      if (cpu::has_avx512() && scatter) {
+        cpu::scatter_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
+      } else {
+        conv_transpose3d_cpu_kernel<scalar_t>(geometry, input5, weight_c, bias_data, output5);
+      }
+    });
   }
   return output.contiguous(memory_format);
 }

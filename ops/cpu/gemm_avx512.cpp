@@ -16,86 +16,155 @@ namespace ct3d::cpu {
 #if defined(__x86_64__)
 namespace {
 
-constexpr int kRows = 8;      // rows of C per micro-tile
-constexpr int kColumns = 32;  // columns of C per micro-tile: two 16-float vectors
+// One 512-bit vector of T, with the masked loads and stores the tiles need.
+template <typename T>
+struct Vector;
+
+template <>
+struct Vector<float> {
+  using type = __m512;
+  static constexpr int kLanes = 16;
+  static __attribute__((target("avx512f"))) type load(unsigned mask, const float* p) {
+    return _mm512_maskz_loadu_ps(__mmask16(mask), p);
+  }
+  static __attribute__((target("avx512f"))) void store(float* p, unsigned mask, type v) {
+    _mm512_mask_storeu_ps(p, __mmask16(mask), v);
+  }
+  static __attribute__((target("avx512f"))) type zero() { return _mm512_setzero_ps(); }
+  static __attribute__((target("avx512f"))) type broadcast(float x) { return _mm512_set1_ps(x); }
+  static __attribute__((target("avx512f"))) type fma(type a, type b, type c) {
+    return _mm512_fmadd_ps(a, b, c);
+  }
+};
+
+template <>
+struct Vector<double> {
+  using type = __m512d;
+  static constexpr int kLanes = 8;
+  static __attribute__((target("avx512f"))) type load(unsigned mask, const double* p) {
+    return _mm512_maskz_loadu_pd(__mmask8(mask), p);
+  }
+  static __attribute__((target("avx512f"))) void store(double* p, unsigned mask, type v) {
+    _mm512_mask_storeu_pd(p, __mmask8(mask), v);
+  }
+  static __attribute__((target("avx512f"))) type zero() { return _mm512_setzero_pd(); }
+  static __attribute__((target("avx512f"))) type broadcast(double x) { return _mm512_set1_pd(x); }
+  static __attribute__((target("avx512f"))) type fma(type a, type b, type c) {
+    return _mm512_fmadd_pd(a, b, c);
+  }
+};
+
+constexpr int kRows = 8;         // rows of C per micro-tile
 constexpr int64_t kDepth = 256;  // reduction per pass over C
 
-// One micro-tile: rows x (up to) 32 columns of C, the full reduction over k.
+// One micro-tile: rows x (up to) two vectors of columns of C, the reduction over k.
 // `mask0`/`mask1` cover the columns that exist (the last tile may be narrower).
-template <int kTileRows>
-__attribute__((target("avx512f"))) void micro_tile(int64_t k, const float* a, int64_t lda,
-                                                   const float* b, int64_t ldb, float* c,
-                                                   int64_t ldc, bool accumulate, __mmask16 mask0,
-                                                   __mmask16 mask1) {
-  __m512 acc[kTileRows][2];
+template <typename T, int kTileRows>
+__attribute__((target("avx512f"))) void micro_tile(int64_t k, const T* a, int64_t lda,
+                                                   const T* b, int64_t ldb, T* c, int64_t ldc,
+                                                   bool accumulate, unsigned mask0,
+                                                   unsigned mask1) {
+  using V = Vector<T>;
+  constexpr int kLanes = V::kLanes;
+  typename V::type acc[kTileRows][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kTileRows; ++i) {
-    if (accumulate) {
-      acc[i][0] = _mm512_maskz_loadu_ps(mask0, c + i * ldc);
-      acc[i][1] = _mm512_maskz_loadu_ps(mask1, c + i * ldc + 16);
-    } else {
-      acc[i][0] = _mm512_setzero_ps();
-      acc[i][1] = _mm512_setzero_ps();
-    }
+    acc[i][0] = accumulate ? V::load(mask0, c + i * ldc) : V::zero();
+    acc[i][1] = accumulate ? V::load(mask1, c + i * ldc + kLanes) : V::zero();
   }
   for (int64_t kk = 0; kk < k; ++kk) {
-    const __m512 b0 = _mm512_maskz_loadu_ps(mask0, b + kk * ldb);
-    const __m512 b1 = _mm512_maskz_loadu_ps(mask1, b + kk * ldb + 16);
+    const typename V::type b0 = V::load(mask0, b + kk * ldb);
+    const typename V::type b1 = V::load(mask1, b + kk * ldb + kLanes);
 #pragma GCC unroll 8
     for (int i = 0; i < kTileRows; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i * lda + kk]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      const typename V::type ai = V::broadcast(a[i * lda + kk]);
+      acc[i][0] = V::fma(ai, b0, acc[i][0]);
+      acc[i][1] = V::fma(ai, b1, acc[i][1]);
     }
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kTileRows; ++i) {
-    _mm512_mask_storeu_ps(c + i * ldc, mask0, acc[i][0]);
-    _mm512_mask_storeu_ps(c + i * ldc + 16, mask1, acc[i][1]);
+    V::store(c + i * ldc, mask0, acc[i][0]);
+    V::store(c + i * ldc + kLanes, mask1, acc[i][1]);
   }
 }
 
-// The same for matrices at most 16 columns wide (one vector per row): twice the
-// rows, so that the FMAs per load stay the same (a weight gradient with 16 input
-// channels wasted half of every two-vector tile).
-template <int kTileRows>
-__attribute__((target("avx512f"))) void narrow_tile(int64_t k, const float* a, int64_t lda,
-                                                    const float* b, int64_t ldb, float* c,
-                                                    int64_t ldc, bool accumulate, __mmask16 mask) {
-  __m512 acc[kTileRows];
+// The same for matrices at most one vector wide: twice the rows, so that the FMAs
+// per load stay the same (a weight gradient with 16 input channels wasted half of
+// every two-vector tile).
+template <typename T, int kTileRows>
+__attribute__((target("avx512f"))) void narrow_tile(int64_t k, const T* a, int64_t lda,
+                                                    const T* b, int64_t ldb, T* c, int64_t ldc,
+                                                    bool accumulate, unsigned mask) {
+  using V = Vector<T>;
+  typename V::type acc[kTileRows];
 #pragma GCC unroll 16
-  for (int i = 0; i < kTileRows; ++i) {
-    acc[i] = accumulate ? _mm512_maskz_loadu_ps(mask, c + i * ldc) : _mm512_setzero_ps();
-  }
+  for (int i = 0; i < kTileRows; ++i) acc[i] = accumulate ? V::load(mask, c + i * ldc) : V::zero();
   for (int64_t kk = 0; kk < k; ++kk) {
-    const __m512 b0 = _mm512_maskz_loadu_ps(mask, b + kk * ldb);
+    const typename V::type b0 = V::load(mask, b + kk * ldb);
 #pragma GCC unroll 16
-    for (int i = 0; i < kTileRows; ++i) {
-      acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + kk]), b0, acc[i]);
-    }
+    for (int i = 0; i < kTileRows; ++i) acc[i] = V::fma(V::broadcast(a[i * lda + kk]), b0, acc[i]);
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < kTileRows; ++i) _mm512_mask_storeu_ps(c + i * ldc, mask, acc[i]);
+  for (int i = 0; i < kTileRows; ++i) V::store(c + i * ldc, mask, acc[i]);
 }
 
 constexpr int kNarrowRows = 16;
-using NarrowTile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*,
-                            int64_t, bool, __mmask16);
-template <int... kRowCounts>
-constexpr std::array<NarrowTile, sizeof...(kRowCounts)> narrow_tiles(
-    std::integer_sequence<int, kRowCounts...>) {
-  return {narrow_tile<kRowCounts + 1>...};
+
+template <typename T>
+using MicroTile = void (*)(int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
+                           unsigned, unsigned);
+template <typename T>
+using NarrowTile = void (*)(int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
+                            unsigned);
+
+template <typename T, int... kCounts>
+constexpr std::array<MicroTile<T>, sizeof...(kCounts)> micro_tiles(
+    std::integer_sequence<int, kCounts...>) {
+  return {micro_tile<T, kCounts + 1>...};
 }
-constexpr auto kNarrowTiles = narrow_tiles(std::make_integer_sequence<int, kNarrowRows>{});
+template <typename T, int... kCounts>
+constexpr std::array<NarrowTile<T>, sizeof...(kCounts)> narrow_tiles(
+    std::integer_sequence<int, kCounts...>) {
+  return {narrow_tile<T, kCounts + 1>...};
+}
 
-using MicroTile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
-                           bool, __mmask16, __mmask16);
-constexpr MicroTile kMicroTiles[kRows + 1] = {nullptr,       micro_tile<1>, micro_tile<2>,
-                                              micro_tile<3>, micro_tile<4>, micro_tile<5>,
-                                              micro_tile<6>, micro_tile<7>, micro_tile<8>};
+unsigned mask_of(int64_t count, int lanes) {
+  if (count <= 0) return 0;
+  return count >= lanes ? (1u << lanes) - 1 : (1u << count) - 1;
+}
 
-__mmask16 mask_of(int64_t count) {
-  return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+          T* c, int64_t ldc, bool accumulate) {
+  constexpr int kLanes = Vector<T>::kLanes;
+  static constexpr auto kMicroTiles = micro_tiles<T>(std::make_integer_sequence<int, kRows>{});
+  static constexpr auto kNarrowTiles =
+      narrow_tiles<T>(std::make_integer_sequence<int, kNarrowRows>{});
+  // The reduction in blocks of kDepth, then columns: a block's panel of B (kDepth x
+  // two vectors) stays in L1 while every row block of A streams past it.
+  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
+    const int64_t depth = std::min<int64_t>(kDepth, k - k0);
+    const bool add = accumulate || k0 > 0;
+    if (n <= kLanes) {
+      const unsigned mask = mask_of(n, kLanes);
+      for (int64_t m0 = 0; m0 < m; m0 += kNarrowRows) {
+        const int64_t rows = std::min<int64_t>(kNarrowRows, m - m0);
+        kNarrowTiles[rows - 1](depth, a + m0 * lda + k0, lda, b + k0 * ldb, ldb, c + m0 * ldc,
+                               ldc, add, mask);
+      }
+      continue;
+    }
+    for (int64_t n0 = 0; n0 < n; n0 += 2 * kLanes) {
+      const int64_t width = std::min<int64_t>(2 * kLanes, n - n0);
+      const unsigned mask0 = mask_of(width, kLanes), mask1 = mask_of(width - kLanes, kLanes);
+      for (int64_t m0 = 0; m0 < m; m0 += kRows) {
+        const int64_t rows = std::min<int64_t>(kRows, m - m0);
+        kMicroTiles[rows - 1](depth, a + m0 * lda + k0, lda, b + k0 * ldb + n0, ldb,
+                              c + m0 * ldc + n0, ldc, add, mask0, mask1);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -107,45 +176,27 @@ bool has_avx512() {
   return supported;
 }
 
-void gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float* c, int64_t ldc, bool accumulate) {
-  if (n <= 16) {
-    const __mmask16 mask = mask_of(n);
-    for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-      const int64_t depth = std::min<int64_t>(kDepth, k - k0);
-      for (int64_t m0 = 0; m0 < m; m0 += kNarrowRows) {
-        const int64_t rows = std::min<int64_t>(kNarrowRows, m - m0);
-        kNarrowTiles[rows - 1](depth, a + m0 * lda + k0, lda, b + k0 * ldb, ldb, c + m0 * ldc,
-                               ldc, accumulate || k0 > 0, mask);
-      }
-    }
-    return;
-  }
-  // The reduction in blocks of kDepth, then columns: a block's 32-column panel of B
-  // (kDepth x 32 floats, 32 KB) stays in L1 while every row block of A streams past.
-  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-    const int64_t depth = std::min<int64_t>(kDepth, k - k0);
-    for (int64_t n0 = 0; n0 < n; n0 += kColumns) {
-      const int64_t width = std::min<int64_t>(kColumns, n - n0);
-      const __mmask16 mask0 = mask_of(width), mask1 = mask_of(width - 16);
-      for (int64_t m0 = 0; m0 < m; m0 += kRows) {
-        const int64_t rows = std::min<int64_t>(kRows, m - m0);
-        kMicroTiles[rows](depth, a + m0 * lda + k0, lda, b + k0 * ldb + n0, ldb,
-                          c + m0 * ldc + n0, ldc, accumulate || k0 > 0, mask0, mask1);
-      }
-    }
-  }
+template <typename T>
+void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+                 int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  gemm<T>(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 #else  // not x86-64: no AVX-512; the callers use BLAS.
 
 bool has_avx512() { return false; }
 
-void gemm_avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*,
-                 int64_t, bool) {
+template <typename T>
+void gemm_avx512(int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t,
+                 bool) {
   TORCH_INTERNAL_ASSERT(false, "gemm_avx512 called on a CPU without AVX-512");
 }
 
 #endif
+
+template void gemm_avx512<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+                                 int64_t, float*, int64_t, bool);
+template void gemm_avx512<double>(int64_t, int64_t, int64_t, const double*, int64_t,
+                                  const double*, int64_t, double*, int64_t, bool);
 
 }  // namespace ct3d::cpu

@@ -1,4 +1,4 @@
-// A float32 GEMM micro-kernel for CPUs with AVX-512 (chosen at run time). The BLAS
+// A GEMM micro-kernel (float32 and float64) for CPUs with AVX-512 (chosen at run time). The BLAS
 // torch ships (MKL) takes its AVX2 path on AMD CPUs: on the development machine's
 // Zen 5 it peaks at 108 GFLOPS a core, half of what 512-bit FMAs give, and oneDNN,
 // which compiles its own AVX-512 code, ran 2x faster than ct3d's GEMMs.
@@ -14,7 +14,8 @@ bool has_avx512();
 // C (m x n, row stride ldc) = [C +] A (m x k, row stride lda) * B (k x n, row stride
 // ldb), all row-major, column stride 1. Single-threaded, deterministic. Call only
 // where has_avx512().
-void gemm_avx512(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                 int64_t ldb, float* c, int64_t ldc, bool accumulate);
+template <typename T>
+void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+                 int64_t ldb, T* c, int64_t ldc, bool accumulate);
 
 }  // namespace ct3d::cpu

@@ -91,16 +91,17 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
     return;
   }
   const int64_t columns = tile.size(1);
-  const bool own_gemm = std::is_same_v<scalar_t, float> && has_avx512();
-  if constexpr (std::is_same_v<scalar_t, float>) {
+  const bool own_gemm = has_avx512();
+  {
     if (own_gemm && k >= kDirectWindowRows) {
       // ct3d's own kernel reads each tap's window where it lies (rows a channel
       // stride apart): no copies, one GEMM per tap into the same tile. With fewer
       // rows per tap the tile's loads and stores per pass outweigh the copies.
       for (int64_t t = 0; t < taps; ++t) {
-        gemm_avx512(tile.size(0), columns, k, weights.const_data_ptr<float>() + t * k,
-                    weights.stride(0), window(t), row_stride, tile.mutable_data_ptr<float>(),
-                    columns, t > 0);
+        gemm_avx512<scalar_t>(tile.size(0), columns, k,
+                              weights.const_data_ptr<scalar_t>() + t * k, weights.stride(0),
+                              window(t), row_stride, tile.mutable_data_ptr<scalar_t>(), columns,
+                              t > 0);
       }
       return;
     }
@@ -117,13 +118,11 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
       }
     }
     const at::Tensor a = weights.narrow(1, t0 * k, count * k);
-    if constexpr (std::is_same_v<scalar_t, float>) {
-      if (own_gemm) {
-        gemm_avx512(tile.size(0), columns, count * k, a.const_data_ptr<float>(), a.stride(0),
-                    column_buffer.data(), columns, tile.mutable_data_ptr<float>(), columns,
-                    t0 > 0);
-        continue;
-      }
+    if (own_gemm) {
+      gemm_avx512<scalar_t>(tile.size(0), columns, count * k, a.const_data_ptr<scalar_t>(),
+                            a.stride(0), column_buffer.data(), columns,
+                            tile.mutable_data_ptr<scalar_t>(), columns, t0 > 0);
+      continue;
     }
     const at::Tensor windows =
         at::from_blob(column_buffer.data(), {count * k, columns}, tile.options());
