@@ -69,3 +69,19 @@ def test_weight_gradient_over_many_positions(dtype):
     wd = w.double().requires_grad_()
     F.conv_transpose3d(x.double(), wd).backward(gy.double())
     assert relative_error(got, wd.grad) <= (1e-5 if dtype == torch.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("case_seed", [11, 12, 13])
+def test_forward_is_the_same_on_every_run_and_agrees_across_thread_counts(case_seed):
+    case = random_case(random.Random(case_seed), max_spatial=9, max_channels=24)
+    x, w, b = make_tensors(case, torch.float32, "cpu")
+    args = conv_args(case)
+    first = torch.ops.ct3d.conv_transpose3d(x, w, b, *args)
+    assert torch.equal(first, torch.ops.ct3d.conv_transpose3d(x, w, b, *args))
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        single = torch.ops.ct3d.conv_transpose3d(x, w, b, *args)
+    finally:
+        torch.set_num_threads(threads)
+    assert relative_error(single, first.double()) <= 1e-5
