@@ -92,19 +92,17 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
   }
   const int64_t columns = tile.size(1);
   const bool own_gemm = has_avx512();
-  {
-    if (own_gemm && k >= kDirectWindowRows) {
-      // ct3d's own kernel reads each tap's window where it lies (rows a channel
-      // stride apart): no copies, one GEMM per tap into the same tile. With fewer
-      // rows per tap the tile's loads and stores per pass outweigh the copies.
-      for (int64_t t = 0; t < taps; ++t) {
-        gemm_avx512<scalar_t>(tile.size(0), columns, k,
-                              weights.const_data_ptr<scalar_t>() + t * k, weights.stride(0),
-                              window(t), row_stride, tile.mutable_data_ptr<scalar_t>(), columns,
-                              t > 0);
-      }
-      return;
+  if (own_gemm && k >= kDirectWindowRows) {
+    // ct3d's own kernel reads each tap's window where it lies (rows a channel
+    // stride apart): no copies, one GEMM per tap into the same tile. With fewer
+    // rows per tap the tile's loads and stores per pass outweigh the copies.
+    for (int64_t t = 0; t < taps; ++t) {
+      gemm_avx512<scalar_t>(tile.size(0), columns, k,
+                            weights.const_data_ptr<scalar_t>() + t * k, weights.stride(0),
+                            window(t), row_stride, tile.mutable_data_ptr<scalar_t>(), columns,
+                            t > 0);
     }
+    return;
   }
   const int64_t chunk = std::max<int64_t>(1, kTapChunkRows / k);
   column_buffer.resize(std::min(chunk, taps) * k * columns);

@@ -1,5 +1,5 @@
 // The CPU kernels' building block: a convolution as a sum of dense GEMMs over
-// shifted windows of a zero-padded volume (BLAS underneath: at::native::cpublas).
+// shifted windows of a zero-padded volume (ct3d's AVX-512 kernel or BLAS underneath).
 //
 // A padded volume holds each (sample, channel) as a D' x H' x W' box with the
 // source inside it and zeros around, plus two spare zero planes. Flatten the box
