@@ -32,14 +32,17 @@ print(worst)
 """
 
 
-@pytest.mark.parametrize("forward", ["gather", "scatter"])
+@pytest.mark.parametrize("forward", ["direct", "gather", "scatter"])
 @pytest.mark.parametrize("blas", [False, True], ids=["own kernel", "blas"])
 def test_both_gemm_paths_meet_the_bar(blas, forward):
-    """Also both forms of the forward (scatter_forward.h; without AVX-512 the scatter
-    form is not taken, so the BLAS runs both test the gather form)."""
+    """Also every form of the forward: the direct stride-1 correlation
+    (direct_correlation.h, also the stride-1 input gradient) and the two GEMM forms
+    (scatter_forward.h). Without AVX-512 only the gather form runs, so the BLAS
+    runs all test that one."""
     env = dict(os.environ)
     env.pop("CT3D_CPU_NO_AVX512", None)
-    env["CT3D_CPU_FORWARD"] = forward
+    env["CT3D_CPU_DIRECT"] = "1" if forward == "direct" else "0"
+    env["CT3D_CPU_FORWARD"] = "gather" if forward == "direct" else forward
     if blas:
         env["CT3D_CPU_NO_AVX512"] = "1"
     tests_dir = os.path.dirname(os.path.abspath(__file__))

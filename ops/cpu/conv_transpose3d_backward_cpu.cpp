@@ -25,6 +25,7 @@
 #include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
+#include "ops/cpu/direct_correlation.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/residue_layout.h"
 #include "ops/cpu/shifted_gemm.h"
@@ -181,8 +182,13 @@ at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   if (grad_input.numel() == 0) return grad_input;
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
+  const ConvGeometry geometry = geometry_of(args);
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cpu", [&] {
-    input_backward_kernel<scalar_t>(geometry_of(args), g, w, grad_input);
+    if (cpu::use_direct_correlation(geometry)) {
+      cpu::direct_input_gradient<scalar_t>(geometry, g, w, grad_input);
+    } else {
+      input_backward_kernel<scalar_t>(geometry, g, w, grad_input);
+    }
   });
   return grad_input;
 }

@@ -22,6 +22,7 @@
 #include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
+#include "ops/cpu/direct_correlation.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/scatter_forward.h"
 #include "ops/cpu/shifted_gemm.h"
@@ -188,7 +189,9 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
             : cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
     AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
       const scalar_t* bias_data = args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr;
-      if (cpu::has_avx512() && scatter) {
+      if (cpu::use_direct_correlation(geometry)) {
+        cpu::direct_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
+      } else if (cpu::has_avx512() && scatter) {
         cpu::scatter_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
       } else {
         conv_transpose3d_cpu_kernel<scalar_t>(geometry, input5, weight_c, bias_data, output5);

@@ -1,7 +1,7 @@
 #include "ops/cpu/gemm_avx512.h"
 
 #if defined(__x86_64__)
-#include <immintrin.h>
+#include "ops/cpu/avx512_vector.h"
 #else
 #include <c10/util/Exception.h>
 #endif
@@ -15,44 +15,6 @@ namespace ct3d::cpu {
 
 #if defined(__x86_64__)
 namespace {
-
-// One 512-bit vector of T, with the masked loads and stores the tiles need.
-template <typename T>
-struct Vector;
-
-template <>
-struct Vector<float> {
-  using type = __m512;
-  static constexpr int kLanes = 16;
-  static __attribute__((target("avx512f"))) type load(unsigned mask, const float* p) {
-    return _mm512_maskz_loadu_ps(__mmask16(mask), p);
-  }
-  static __attribute__((target("avx512f"))) void store(float* p, unsigned mask, type v) {
-    _mm512_mask_storeu_ps(p, __mmask16(mask), v);
-  }
-  static __attribute__((target("avx512f"))) type zero() { return _mm512_setzero_ps(); }
-  static __attribute__((target("avx512f"))) type broadcast(float x) { return _mm512_set1_ps(x); }
-  static __attribute__((target("avx512f"))) type fma(type a, type b, type c) {
-    return _mm512_fmadd_ps(a, b, c);
-  }
-};
-
-template <>
-struct Vector<double> {
-  using type = __m512d;
-  static constexpr int kLanes = 8;
-  static __attribute__((target("avx512f"))) type load(unsigned mask, const double* p) {
-    return _mm512_maskz_loadu_pd(__mmask8(mask), p);
-  }
-  static __attribute__((target("avx512f"))) void store(double* p, unsigned mask, type v) {
-    _mm512_mask_storeu_pd(p, __mmask8(mask), v);
-  }
-  static __attribute__((target("avx512f"))) type zero() { return _mm512_setzero_pd(); }
-  static __attribute__((target("avx512f"))) type broadcast(double x) { return _mm512_set1_pd(x); }
-  static __attribute__((target("avx512f"))) type fma(type a, type b, type c) {
-    return _mm512_fmadd_pd(a, b, c);
-  }
-};
 
 constexpr int kRows = 8;         // rows of C per micro-tile
 constexpr int64_t kDepth = 256;  // reduction per pass over C
