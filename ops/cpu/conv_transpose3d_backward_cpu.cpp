@@ -34,7 +34,6 @@
 namespace ct3d {
 namespace {
 
-constexpr int64_t kTileBytes = 256 * 1024;
 constexpr int64_t kReductionChunk = 4096;
 
 // grad_output split by stride residue into zero-padded volumes that every tap's
@@ -64,7 +63,7 @@ void input_backward_kernel(const ConvGeometry& g, const at::Tensor& grad_output,
   const cpu::PaddedVolume& v = r.volume;
   const int64_t plane = v.plane();
   const int64_t planes_per_tile =
-      std::max<int64_t>(1, kTileBytes / (int64_t(sizeof(scalar_t)) * cin_g * plane));
+      std::max<int64_t>(1, cpu::kTileBytes / (int64_t(sizeof(scalar_t)) * cin_g * plane));
   const int64_t depth = g.dim[0].input, height = g.dim[1].input, width = g.dim[2].input;
   const int64_t blocks = (depth + planes_per_tile - 1) / planes_per_tile;
   scalar_t* out = grad_input.mutable_data_ptr<scalar_t>();

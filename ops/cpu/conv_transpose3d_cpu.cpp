@@ -32,9 +32,6 @@
 namespace ct3d {
 namespace {
 
-// A task's accumulator tile: whole planes of phase positions, about this many bytes
-// (it stays in L2 while every tap's GEMM adds into it).
-constexpr int64_t kTileBytes = 256 * 1024;
 
 struct Phase {
   std::array<const PhaseDimPlan*, 3> dim;
@@ -58,11 +55,8 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
     extent[i] = g.dim[i].input + low[i] + high;
   }
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
-  const int64_t taps = g.taps();
   const cpu::PaddedVolume padded = cpu::padded_copy(input, {1, 1, 1}, extent, low);
-  // (group, tap, out channel, in channel): one row-major cout_g x cin_g matrix per tap.
-  const at::Tensor packed =
-      weight.reshape({g.groups, cin_g, cout_g, taps}).permute({0, 3, 2, 1}).contiguous();
+  const at::Tensor packed = cpu::tap_major_weights(weight, g.groups);
 
   std::vector<Phase> phases;
   for (const auto& pd : plans[0])
@@ -90,7 +84,7 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
   }
   const int64_t plane = padded.plane();
   const int64_t planes_per_tile =
-      std::max<int64_t>(1, kTileBytes / (int64_t(sizeof(scalar_t)) * cout_g * plane));
+      std::max<int64_t>(1, cpu::kTileBytes / (int64_t(sizeof(scalar_t)) * cout_g * plane));
   struct Task {
     int64_t n, group, phase, plane0;
   };

@@ -14,7 +14,6 @@
 namespace ct3d::cpu {
 namespace {
 
-constexpr int64_t kTileBytes = 256 * 1024;
 
 }  // namespace
 
@@ -54,9 +53,7 @@ void scatter_forward(const ConvGeometry& g, const at::Tensor& input, const at::T
                            input.options());
   const int64_t plane = r.extent[1] * r.extent[2];
   const int64_t y_channel = (r.extent[0] + 2) * plane;
-  // (group, tap, out channel, in channel): one row-major cout_g x cin_g matrix per tap.
-  const at::Tensor packed =
-      weight.reshape({g.groups, cin_g, cout_g, taps}).permute({0, 3, 2, 1}).contiguous();
+  const at::Tensor packed = tap_major_weights(weight, g.groups);
   // Tasks own (sample, group, block of output channels): enough of them for every
   // thread, blocks a multiple of 8 rows (the micro-kernel's).
   const int64_t owners = g.batch * g.groups;

@@ -82,6 +82,11 @@ PaddedVolume padded_copy(const at::Tensor& source, std::array<int64_t, 3> stride
   return volume;
 }
 
+at::Tensor tap_major_weights(const at::Tensor& weight, int64_t groups) {
+  const int64_t cin_g = weight.size(0) / groups, cout_g = weight.size(1);
+  return weight.reshape({groups, cin_g, cout_g, -1}).permute({0, 3, 2, 1}).contiguous();
+}
+
 template <typename scalar_t>
 void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, int64_t k,
                    const std::function<const scalar_t*(int64_t)>& window, int64_t row_stride,

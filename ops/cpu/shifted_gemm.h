@@ -50,12 +50,19 @@ PaddedVolume padded_copy(const at::Tensor& source, std::array<int64_t, 3> stride
 // (gemm_avx512.h), else at::mm; single-threaded inside the callers'
 // parallel_for, in a fixed order, so the result does not depend on threads.
 constexpr int64_t kTapChunkRows = 256;
+// A task's accumulator tile: about this many bytes (it stays in L2 while every tap's
+// GEMM adds into it).
+constexpr int64_t kTileBytes = 256 * 1024;
 // With the AVX-512 kernel, taps of at least this many rows are multiplied in place.
 constexpr int64_t kDirectWindowRows = 48;
 template <typename scalar_t>
 void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, int64_t k,
                    const std::function<const scalar_t*(int64_t)>& window, int64_t row_stride,
                    std::vector<scalar_t>& column_buffer);
+
+// The weight (C_in, C_out / groups, taps) as one row-major C_out/groups x
+// C_in/groups matrix per (group, tap): (groups, taps, cout_g, cin_g), contiguous.
+at::Tensor tap_major_weights(const at::Tensor& weight, int64_t groups);
 
 // A sample's channels [channel0, ...) of part `part`, at flat box offset 0.
 template <typename scalar_t>

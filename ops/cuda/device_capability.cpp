@@ -3,9 +3,13 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "ops/error_message.h"
 
@@ -16,36 +20,51 @@
 namespace ct3d::cuda {
 namespace {
 
-// "8.0" or "80" -> 80; anything unreadable -> no cap.
+// "8.0" or "80" -> 80; anything unreadable -> no cap. Read once per process.
 int capability_cap() {
-  const char* value = std::getenv("CT3D_MAX_CAPABILITY");
-  if (value == nullptr || value[0] == '\0') return 1000;
-  int major = 0, minor = 0;
-  if (std::sscanf(value, "%d.%d", &major, &minor) == 2) return 10 * major + minor;
-  const int plain = std::atoi(value);
-  return plain > 0 ? plain : 1000;
+  static const int cap = [] {
+    const char* value = std::getenv("CT3D_MAX_CAPABILITY");
+    if (value == nullptr || value[0] == '\0') return 1000;
+    int major = 0, minor = 0;
+    if (std::sscanf(value, "%d.%d", &major, &minor) == 2) return 10 * major + minor;
+    const int plain = std::atoi(value);
+    return plain > 0 ? plain : 1000;
+  }();
+  return cap;
 }
+
+// Answers that cannot change while the process runs, asked once per device: every
+// op call consults them, and each question is a CUDA runtime call.
+constexpr int kMaxDevices = 64;
+std::mutex answers_mutex;
+int capabilities[kMaxDevices] = {};                          // 0: not asked yet
+std::map<std::pair<const void*, int>, bool> kernel_images;  // (kernel, device) -> has code
 
 }  // namespace
 
 int device_capability() {
   const int device = c10::cuda::current_device();
-  int major = 0, minor = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  const int capability = 10 * major + minor;
-  const int cap = capability_cap();
-  return capability < cap ? capability : cap;
+  TORCH_INTERNAL_ASSERT(device >= 0 && device < kMaxDevices);
+  std::lock_guard<std::mutex> lock(answers_mutex);
+  if (capabilities[device] == 0) {
+    int major = 0, minor = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    capabilities[device] = 10 * major + minor;
+  }
+  return std::min(capabilities[device], capability_cap());
 }
 
 bool has_kernel_image(const void* kernel) {
+  const int device = c10::cuda::current_device();
+  std::lock_guard<std::mutex> lock(answers_mutex);
+  const auto key = std::make_pair(kernel, device);
+  const auto known = kernel_images.find(key);
+  if (known != kernel_images.end()) return known->second;
   cudaFuncAttributes attributes{};
   const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error this call leaves
-    return false;
-  }
-  return true;
+  if (status != cudaSuccess) (void)cudaGetLastError();  // not sticky: clear it
+  return kernel_images[key] = status == cudaSuccess;
 }
 
 void check_kernel_image(const void* kernel, const char* what) {
