@@ -155,6 +155,15 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
   });
 }
 
+// The input-stationary GEMM form where it multiplies fewer products; it needs ct3d's
+// AVX-512 GEMM. CT3D_CPU_FORWARD=gather or scatter forces one (the tests run both).
+bool use_scatter_forward(const ConvGeometry& geometry) {
+  if (!cpu::has_avx512()) return false;
+  const char* forced = std::getenv("CT3D_CPU_FORWARD");
+  if (forced != nullptr && forced[0] != '\0') return std::string(forced) == "scatter";
+  return cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
+}
+
 }  // namespace
 
 at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
@@ -173,19 +182,11 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   const at::MemoryFormat memory_format = output_memory_format(args, input, weight);
   if (output.numel() > 0) {
     const ConvGeometry geometry = geometry_of(args);
-    // The input-stationary form where it multiplies fewer products (stride-1 layers
-    // with kernels large next to the input); it needs ct3d's AVX-512 GEMM.
-    // CT3D_CPU_FORWARD=gather or scatter forces one (the tests run both).
-    const char* forced = std::getenv("CT3D_CPU_FORWARD");
-    const bool scatter =
-        forced != nullptr && forced[0] != '\0'
-            ? std::string(forced) == "scatter"
-            : cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
     AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
       const scalar_t* bias_data = args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr;
       if (cpu::use_direct_correlation(geometry)) {
         cpu::direct_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
-      } else if (cpu::has_avx512() && scatter) {
+      } else if (use_scatter_forward(geometry)) {
         cpu::scatter_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
       } else {
         conv_transpose3d_cpu_kernel<scalar_t>(geometry, input5, weight_c, bias_data, output5);
