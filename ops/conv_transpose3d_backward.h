@@ -1,4 +1,4 @@
-// The two backward ops of ct3d::conv_transpose3d, one kernel per backend, as plain
+// The backward ops of ct3d::conv_transpose3d, one kernel per backend, as plain
 // C++ functions (registration/ wires them into the dispatcher).
 //
 // With y = conv_transpose3d(x, w) and g = dL/dy:
@@ -12,6 +12,9 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/SymInt.h>
 #include <c10/core/SymIntArrayRef.h>
+
+#include <array>
+#include <tuple>
 
 namespace ct3d {
 
@@ -36,5 +39,19 @@ at::Tensor conv_transpose3d_input_backward_meta(CT3D_INPUT_BACKWARD_PARAMS);
 at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS);
 at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS);
 at::Tensor conv_transpose3d_weight_backward_meta(CT3D_WEIGHT_BACKWARD_PARAMS);
+
+// All three gradients of one forward call, each only where output_mask asks for it
+// (undefined otherwise): (dL/dx, dL/dw, dL/db). autograd calls this one op, so a
+// backend can share work between the gradients (CUDA: grad_output is staged once,
+// and dL/db summed in that pass). Composite: the two ops above and a sum.
+#define CT3D_BACKWARD_PARAMS                                                                    \
+  const at::Tensor &grad_output, const at::Tensor &input, const at::Tensor &weight,             \
+      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,              \
+      c10::SymIntArrayRef dilation, std::array<bool, 3> output_mask
+
+using Gradients = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+
+Gradients conv_transpose3d_backward_composite(CT3D_BACKWARD_PARAMS);
+Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS);
 
 }  // namespace ct3d

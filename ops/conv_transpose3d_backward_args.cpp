@@ -118,4 +118,20 @@ ConvTranspose3dArgs check_weight_backward_args(const at::Tensor& input,
   return args;
 }
 
+ConvTranspose3dArgs check_backward_args(const at::Tensor& grad_output, const at::Tensor& input,
+                                        const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                        c10::SymIntArrayRef padding, const c10::SymInt& groups,
+                                        c10::SymIntArrayRef dilation) {
+  check_batched(input, "input");
+  const ConvTranspose3dArgs args = check_input_backward_args(
+      grad_output, weight, input.sym_sizes().slice(2), stride, padding, groups, dilation);
+  check_same_device_and_dtype(grad_output, "grad_output", input, "input");
+  CT3D_SYM_CHECK(input.sym_size(0).sym_eq(args.batch), "conv_transpose3d backward: input batch ",
+                 input.sym_size(0), " must equal grad_output batch ", args.batch);
+  const int64_t in_channels = input.sym_size(1).guard_int(__FILE__, __LINE__);
+  CT3D_CHECK(in_channels == args.in_channels, "conv_transpose3d backward: input has ",
+             in_channels, " channels, expected weight.size(0) = ", args.in_channels);
+  return args;
+}
+
 }  // namespace ct3d

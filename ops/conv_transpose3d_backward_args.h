@@ -29,4 +29,10 @@ ConvTranspose3dArgs check_weight_backward_args(const at::Tensor& input,
                                                const c10::SymInt& groups,
                                                c10::SymIntArrayRef dilation);
 
+// Both of the above at once: grad_output, input and weight of one forward call.
+ConvTranspose3dArgs check_backward_args(const at::Tensor& grad_output, const at::Tensor& input,
+                                        const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                        c10::SymIntArrayRef padding, const c10::SymInt& groups,
+                                        c10::SymIntArrayRef dilation);
+
 }  // namespace ct3d

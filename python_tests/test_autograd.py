@@ -1,12 +1,14 @@
 """Autograd of ct3d.conv_transpose3d: gradcheck and gradgradcheck in float64, the
-gradients against PyTorch's in float64, masks that skip unneeded gradients, and
-opcheck of the two backward ops."""
+gradients against PyTorch's in float64, masks that skip unneeded gradients, the
+all-gradients op under every mask, and opcheck of the backward ops."""
+
+import itertools
 
 import pytest
 import torch
 
 from autograd_cases import CASES, case_id, ct3d_call, leaf_tensors, torch_call
-from cases import conv_args
+from cases import conv_args, relative_error
 from conftest import requires_cuda
 
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
@@ -48,17 +50,53 @@ def backward_ops_called(fn):
 
 
 def test_only_needed_gradients_are_computed():
+    """The backward is one call of the all-gradients op; on the CPU (its composite
+    kernel) that calls only the backward ops whose gradient is needed."""
     case = CASES[0]
     x, w, b = leaf_tensors(case, torch.float64, "cpu")
     x.requires_grad_()
     called = backward_ops_called(lambda: ct3d_call(case)(x, w, b).sum().backward())
-    assert called == {"ct3d::conv_transpose3d_input_backward"}
+    assert called == {"ct3d::conv_transpose3d_backward", "ct3d::conv_transpose3d_input_backward"}
     assert w.grad is None and b.grad is None
     x, w, b = leaf_tensors(case, torch.float64, "cpu")
     w.requires_grad_()
     called = backward_ops_called(lambda: ct3d_call(case)(x, w, b).sum().backward())
-    assert called == {"ct3d::conv_transpose3d_weight_backward"}
+    assert called == {"ct3d::conv_transpose3d_backward", "ct3d::conv_transpose3d_weight_backward"}
     assert x.grad is None and w.grad is not None
+
+
+def batched_call_args(case, dtype, device):
+    """x (5-D), w, grad_output and the backward ops' parameters of a case."""
+    x, w, _ = leaf_tensors(case, dtype, device)
+    x5 = x if x.dim() == 5 else x.unsqueeze(0)
+    stride, padding, output_padding, groups, dilation = conv_args(case)
+    grad_output = torch.randn_like(ct3d_call(case)(x5, w, None))
+    return x5, w, grad_output, (stride, padding, groups, dilation)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_all_gradients_op_under_every_mask(case, device):
+    dtype = torch.float64 if device == "cpu" else torch.float32
+    x, w, grad_output, (stride, padding, groups, dilation) = batched_call_args(case, dtype, device)
+    stride3, padding3, dilation3 = (list(torch.nn.modules.utils._triple(v))
+                                    for v in (stride, padding, dilation))
+    output_padding = [grad_output.shape[2 + i] - ((x.shape[2 + i] - 1) * stride3[i] -
+                                                  2 * padding3[i] + dilation3[i] *
+                                                  (w.shape[2 + i] - 1) + 1) for i in range(3)]
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double().cpu(), x.double().cpu(), w.double().cpu(), [w.shape[1] * groups],
+        stride3, padding3, dilation3, True, output_padding, groups, [True, True, True])
+    bar = 1e-5 if dtype == torch.float32 else 1e-12
+    for mask in itertools.product([False, True], repeat=3):
+        got = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, stride, padding, groups,
+                                                      dilation, list(mask))
+        for wanted, ours, ref in zip(mask, got, reference):
+            if not wanted:
+                assert ours is None
+                continue
+            assert ours.dtype == dtype and ours.shape == ref.shape
+            assert relative_error(ours, ref) <= bar, (mask, relative_error(ours, ref))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -75,6 +113,10 @@ def test_opcheck_backward_ops(case, device):
     torch.library.opcheck(torch.ops.ct3d.conv_transpose3d_weight_backward.default,
                           (x5.detach().requires_grad_(), g, list(w.shape[2:]), stride, padding,
                            groups, dilation))
+    for mask in ([True, True, True], [False, True, False], [True, False, True]):
+        torch.library.opcheck(torch.ops.ct3d.conv_transpose3d_backward.default,
+                              (g, x5.detach().requires_grad_(), w, stride, padding, groups,
+                               dilation, mask))
 
 
 def test_backward_op_rejects_bad_rank():

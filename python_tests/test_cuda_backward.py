@@ -107,6 +107,34 @@ def test_gradients_are_bitwise_deterministic():
         torch.use_deterministic_algorithms(False)
 
 
+# (cin, cout, groups): grad_output staged once for both GEMMs (cout 16, 32, 64 per
+# group), staged twice (48: the input gradient pads to 48, the weight gradient to
+# 64), folded groups in the weight gradient (4 groups of 8).
+STAGING_SHARE_CASES = [(8, 16, 1), (12, 32, 1), (20, 48, 1), (16, 64, 2), (16, 32, 4)]
+
+
+@pytest.mark.parametrize("cin,cout,groups", STAGING_SHARE_CASES)
+def test_all_gradients_op_every_mask(cin, cout, groups):
+    torch.manual_seed(cin * cout + groups)
+    x = torch.rand(3, cin, 5, 6, 7, device="cuda")
+    w = torch.randn(cin, cout // groups, 3, 2, 3, device="cuda")
+    args = ([2, 1, 2], [1, 0, 1], groups, [1, 2, 1])
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, [2, 1, 2], [1, 0, 1], [1, 0, 0], groups,
+                                          [1, 2, 1])
+    grad_output = torch.randn_like(out)
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double(), x.double(), w.double(), [cout], [2, 1, 2], [1, 0, 1], [1, 2, 1],
+        True, [1, 0, 0], groups, [True, True, True])
+    for mask in ([True, True, True], [True, True, False], [False, True, True], [True, False, True],
+                 [False, False, True], [True, False, False]):
+        poison_allocator(64 << 20)
+        got = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, *args, mask)
+        for name, wanted, ours, ref in zip(("input", "weight", "bias"), mask, got, reference):
+            assert (ours is not None) == wanted, (name, mask)
+            if wanted:
+                assert relative_error(ours, ref) <= FLOAT32_BAR, (name, mask, relative_error(ours, ref))
+
+
 def test_weight_gradient_over_ten_million_positions():
     # Batch 64 at 64^3: the reduction of every weight element runs over 16.8 M
     # positions, split across blocks and summed in order.
@@ -119,14 +147,20 @@ def test_weight_gradient_over_ten_million_positions():
     poison_allocator(64 << 20)
     grad_weight = torch.ops.ct3d.conv_transpose3d_weight_backward(x, grad_output, [3, 3, 3], *args)
     reference = torch.ops.aten.convolution_backward(
-        grad_output.double(), x.double(), w.double(), None, [1, 1, 1], [1, 1, 1], [1, 1, 1], True,
-        [0, 0, 0], 1, [False, True, False])[1]
-    assert relative_error(grad_weight, reference) <= FLOAT32_BAR
+        grad_output.double(), x.double(), w.double(), [16], [1, 1, 1], [1, 1, 1], [1, 1, 1], True,
+        [0, 0, 0], 1, [True, True, True])
+    assert relative_error(grad_weight, reference[1]) <= FLOAT32_BAR
+    del grad_weight
     grad_input = torch.ops.ct3d.conv_transpose3d_input_backward(grad_output, w, [64, 64, 64], *args)
-    reference = torch.ops.aten.convolution_backward(
-        grad_output.double(), x.double(), w.double(), None, [1, 1, 1], [1, 1, 1], [1, 1, 1], True,
-        [0, 0, 0], 1, [True, False, False])[0]
-    assert relative_error(grad_input, reference) <= FLOAT32_BAR
+    assert relative_error(grad_input, reference[0]) <= FLOAT32_BAR
+    # All three at once: grad_output staged in chunks of samples, once for both
+    # GEMMs, the bias gradient summed from the staging pass over 16.8 M positions.
+    del grad_input
+    poison_allocator(64 << 20)
+    fused = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, *args, [True, True, True])
+    assert relative_error(fused[0], reference[0]) <= FLOAT32_BAR
+    assert relative_error(fused[1], reference[1]) <= FLOAT32_BAR
+    assert relative_error(fused[2], reference[2]) <= FLOAT32_BAR
 
 
 def test_gradients_with_more_than_2_31_elements():

@@ -107,17 +107,47 @@ BACKWARD_BAD = [
 ]
 
 
-@pytest.mark.parametrize("which", ["input", "weight"])
+def call_all_gradients(a):
+    return torch.ops.ct3d.conv_transpose3d_backward(a["g"], a["x"], a["w"], a["stride"],
+                                                    a["padding"], a["groups"], a["dilation"],
+                                                    [True, True, True])[0]
+
+
+BACKWARD_CALLS = {"input": call_input_backward, "weight": call_weight_backward,
+                  "all": call_all_gradients}
+
+
+@pytest.mark.parametrize("which", list(BACKWARD_CALLS))
 @pytest.mark.parametrize("name,change,message", BACKWARD_BAD, ids=[b[0] for b in BACKWARD_BAD])
 def test_backward_ops_share_the_forward_messages(which, name, change, message):
     args = ok_backward_args()
     args.update(change)
-    call = call_input_backward if which == "input" else call_weight_backward
     with pytest.raises(RuntimeError, match=message):
-        call(args)
+        BACKWARD_CALLS[which](args)
 
 
-@pytest.mark.parametrize("call", [call_input_backward, call_weight_backward])
+# Mistakes only the all-gradients op can make: input and weight disagree.
+ALL_GRADIENTS_BAD = [
+    ("input channels", dict(x=torch.randn(1, 5, 3, 3, 3)),
+     r"input has 5 channels, expected weight.size\(0\) = 4"),
+    ("input batch", dict(x=torch.randn(2, 4, 3, 3, 3)), r"input batch 2 must equal grad_output batch 1"),
+    ("input rank", dict(x=torch.randn(4, 3, 3, 3)), r"input must be a 5-D"),
+    ("input dtype", dict(x=torch.randn(1, 4, 3, 3, 3, dtype=torch.float64)),
+     r"input must have the same dtype as grad_output"),
+    ("input extent", dict(x=torch.randn(1, 4, 3, 4, 3)), r"grad_output height is 5, expected"),
+]
+
+
+@pytest.mark.parametrize("name,change,message", ALL_GRADIENTS_BAD,
+                         ids=[b[0] for b in ALL_GRADIENTS_BAD])
+def test_all_gradients_op_checks_input_against_weight(name, change, message):
+    args = ok_backward_args()
+    args.update(change)
+    with pytest.raises(RuntimeError, match=message):
+        call_all_gradients(args)
+
+
+@pytest.mark.parametrize("call", list(BACKWARD_CALLS.values()))
 def test_backward_ops_accept_the_forward_gradient(call):
     assert call(ok_backward_args()).shape in {(1, 4, 3, 3, 3), (4, 2, 3, 3, 3)}
 

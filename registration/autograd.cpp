@@ -7,4 +7,5 @@ TORCH_LIBRARY_IMPL(ct3d, Autograd, m) {
   m.impl("conv_transpose3d", &ct3d::conv_transpose3d_autograd);
   m.impl("conv_transpose3d_input_backward", &ct3d::conv_transpose3d_input_backward_autograd);
   m.impl("conv_transpose3d_weight_backward", &ct3d::conv_transpose3d_weight_backward_autograd);
+  m.impl("conv_transpose3d_backward", &ct3d::conv_transpose3d_backward_autograd);
 }

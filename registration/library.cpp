@@ -1,4 +1,4 @@
-// The schemas of ct3d::conv_transpose3d and its two backward ops. The forward has
+// The schemas of ct3d::conv_transpose3d and its backward ops. The forward has
 // the argument order and defaults of torch.nn.functional.conv_transpose3d. SymInt
 // lets torch.compile keep sizes symbolic.
 #include <torch/library.h>
@@ -15,4 +15,9 @@ TORCH_LIBRARY(ct3d, m) {
   m.def(
       "conv_transpose3d_weight_backward(Tensor input, Tensor grad_output, SymInt[3] kernel_size, "
       "SymInt[3] stride, SymInt[3] padding, SymInt groups, SymInt[3] dilation) -> Tensor");
+  // All three gradients in one call, those output_mask asks for (the others None).
+  m.def(
+      "conv_transpose3d_backward(Tensor grad_output, Tensor input, Tensor weight, "
+      "SymInt[3] stride, SymInt[3] padding, SymInt groups, SymInt[3] dilation, "
+      "bool[3] output_mask) -> (Tensor, Tensor, Tensor)");
 }

@@ -1,7 +1,8 @@
 // Autograd for ct3d: one torch::autograd::Function per op. Every gradient is
-// computed by one of ct3d's own three ops, called through the dispatcher, so the
-// backward is itself differentiable (gradgradcheck) and runs on ct3d's kernels;
-// only the bias gradient is an ATen sum.
+// computed by ct3d's own ops, called through the dispatcher, so the backward is
+// itself differentiable (gradgradcheck) and runs on ct3d's kernels. The forward's
+// backward is one call of the all-gradients op (conv_transpose3d_backward), whose
+// autograd kernel (below) runs its composite form when its own gradient is needed.
 //
 // With y = T(x, w) (the forward), C(g, w) = input_backward and W(x, g) =
 // weight_backward, all three bilinear:
@@ -10,45 +11,17 @@
 //   W(x, g) with upstream v (shaped like w): dx = C(g, v),  dg = T(x, v)
 #include "ops/autograd/conv_transpose3d_autograd.h"
 
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 
 #include <vector>
+
+#include "ops/op_handles.h"
 
 namespace ct3d {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-using ForwardSignature = at::Tensor(const at::Tensor&, const at::Tensor&,
-                                    const std::optional<at::Tensor>&, c10::SymIntArrayRef,
-                                    c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
-                                    c10::SymIntArrayRef);
-using BackwardSignature = at::Tensor(const at::Tensor&, const at::Tensor&, c10::SymIntArrayRef,
-                                     c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
-                                     c10::SymIntArrayRef);
-
-const c10::TypedOperatorHandle<ForwardSignature>& forward_op() {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("ct3d::conv_transpose3d", "")
-                             .typed<ForwardSignature>();
-  return op;
-}
-
-const c10::TypedOperatorHandle<BackwardSignature>& input_backward_op() {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("ct3d::conv_transpose3d_input_backward", "")
-                             .typed<BackwardSignature>();
-  return op;
-}
-
-const c10::TypedOperatorHandle<BackwardSignature>& weight_backward_op() {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("ct3d::conv_transpose3d_weight_backward", "")
-                             .typed<BackwardSignature>();
-  return op;
-}
 
 // The parameters every op shares, kept in the autograd context.
 struct Params {
@@ -130,15 +103,11 @@ class ConvTranspose3dFunction : public torch::autograd::Function<ConvTranspose3d
     const at::Tensor input = unbatched ? saved[0].unsqueeze(0) : saved[0];
     const at::Tensor& weight = saved[1];
     const at::Tensor grad = unbatched ? grad_outputs[0].unsqueeze(0) : grad_outputs[0];
-    at::Tensor grad_input, grad_weight, grad_bias;
-    if (ctx->needs_input_grad(0)) {
-      grad_input = input_backward(grad, weight, input, p);
-      if (unbatched) grad_input = grad_input.squeeze(0);
-    }
-    if (ctx->needs_input_grad(1)) grad_weight = weight_backward(input, grad, weight, p);
-    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) {
-      grad_bias = grad.sum({0, 2, 3, 4});
-    }
+    const bool needs_bias = ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2);
+    auto [grad_input, grad_weight, grad_bias] =
+        backward_op().call(grad, input, weight, p.stride, p.padding, p.groups, p.dilation,
+                           {ctx->needs_input_grad(0), ctx->needs_input_grad(1), needs_bias});
+    if (unbatched && grad_input.defined()) grad_input = grad_input.squeeze(0);
     return {grad_input,   grad_weight,  grad_bias,    at::Tensor(),
             at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
@@ -218,6 +187,21 @@ class WeightBackwardFunction : public torch::autograd::Function<WeightBackwardFu
 at::Tensor conv_transpose3d_autograd(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   return ConvTranspose3dFunction::apply(input, weight, bias, stride, padding, output_padding,
                                         std::move(groups), dilation);
+}
+
+Gradients conv_transpose3d_backward_autograd(CT3D_BACKWARD_PARAMS) {
+  // Differentiated itself (create_graph): the composite form, whose two ops carry
+  // their own autograd. Otherwise the backend's kernel, fused where it has one.
+  const bool differentiable =
+      at::GradMode::is_enabled() &&
+      (grad_output.requires_grad() || input.requires_grad() || weight.requires_grad());
+  if (differentiable) {
+    return conv_transpose3d_backward_composite(grad_output, input, weight, stride, padding,
+                                               std::move(groups), dilation, output_mask);
+  }
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return backward_op().call(grad_output, input, weight, stride, padding, std::move(groups),
+                            dilation, output_mask);
 }
 
 at::Tensor conv_transpose3d_input_backward_autograd(CT3D_INPUT_BACKWARD_PARAMS) {

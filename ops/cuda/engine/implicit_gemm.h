@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/staging.h"
 
 namespace ct3d::cuda {
 
@@ -25,10 +26,18 @@ using ExactRerun = std::function<void(const int* run_only_if)>;
 // every element written. With exact_rerun set, small groups may be folded into one
 // tile (block-diagonal weights); a non-finite source value would then leak across
 // groups, so the launch flags it and queues exact_rerun behind the GEMM. The
-// source is staged in chunks of at most staging_budget_floats (staging.h).
+// source is staged in chunks of at most staging_budget_floats (staging.h), unless
+// `staged` is given: the whole source already staged in gather_staged_layout(problem)
+// (the fused backward stages grad_output once for both gradients); groups are then
+// not folded.
 void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream, int64_t staging_budget_floats,
-                          const ExactRerun& exact_rerun = nullptr);
+                          const ExactRerun& exact_rerun = nullptr,
+                          const at::Tensor& staged = at::Tensor());
+
+// The layout the GEMM stages its source in: channels padded to the pipeline's
+// k-chunk, the problem's halos.
+StagedLayout gather_staged_layout(const GatherProblem& problem);
 
 }  // namespace ct3d::cuda

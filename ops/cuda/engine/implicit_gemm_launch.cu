@@ -91,24 +91,13 @@ int wgmma_channels_for(int64_t cout) {
   return 128;
 }
 
-StagedLayout staged_layout_of(const PhaseProblem& p, int64_t groups) {
-  StagedLayout layout;
-  layout.groups = groups;
-  layout.channels_per_group = p.cin_per_group;
-  layout.padded_channels_per_group = p.cin_padded;
-  for (int i = 0; i < kSpatialDims; ++i) {
-    layout.extent[i] = p.source_extent[i];
-    layout.halo_low[i] = p.halo_low[i];
-    layout.staged_extent[i] = p.staged_extent[i];
-  }
-  return layout;
-}
-
 // problem: the GEMM with its groups folded `fold` at a time (see group_fold).
+// staged: the whole source already staged (launch_implicit_gemm), or undefined.
 template <class Cfg>
 void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
                        const at::Tensor& source, const at::Tensor& weight, const at::Tensor& bias,
-                       at::Tensor& output, cudaStream_t stream, int64_t staging_budget_floats) {
+                       at::Tensor& output, cudaStream_t stream, int64_t staging_budget_floats,
+                       const at::Tensor& staged) {
   const int64_t groups = problem.groups;
   const int64_t taps = problem.taps();
 
@@ -145,11 +134,16 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   // Staged and multiplied a chunk of samples at a time (staging_chunk_samples).
   const int64_t batch = output.size(0);
-  const int64_t chunk = staging_chunk_samples(p.staged_batch_stride, staging_budget_floats, batch);
+  const int64_t chunk =
+      staged.defined() ? batch
+                       : staging_chunk_samples(p.staged_batch_stride, staging_budget_floats, batch);
+  TORCH_INTERNAL_ASSERT(!staged.defined() || staged.numel() == batch * p.staged_batch_stride);
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
-    const at::Tensor staged = stage_channels_last(staged_layout_of(p, groups),
-                                                  source.narrow(0, n0, samples), nonfinite, stream);
+    const at::Tensor chunk_staged =
+        staged.defined() ? staged
+                         : stage_channels_last(gather_staged_layout(problem),
+                                               source.narrow(0, n0, samples), nonfinite, stream);
     PhaseProblem chunk_problem = p;
     chunk_problem.rows = samples * p.positions_per_sample;
     const int64_t row_tiles =
@@ -158,7 +152,7 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
                     static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels),
                     static_cast<unsigned>(groups));
     kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
-        chunk_problem, staged.const_data_ptr<float>(), packed.const_data_ptr<float>(),
+        chunk_problem, chunk_staged.const_data_ptr<float>(), packed.const_data_ptr<float>(),
         bias.defined() ? bias.const_data_ptr<float>() : nullptr,
         output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -166,6 +160,20 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
 }
 
 }  // namespace
+
+StagedLayout gather_staged_layout(const GatherProblem& problem) {
+  StagedLayout layout;
+  layout.groups = problem.groups;
+  layout.channels_per_group = problem.reduce_channels;
+  layout.padded_channels_per_group = round_up(problem.reduce_channels, kBlockK);
+  for (int i = 0; i < kSpatialDims; ++i) {
+    const GatherDim& dim = problem.dim[i];
+    layout.extent[i] = dim.source_extent;
+    layout.halo_low[i] = dim.halo.low;
+    layout.staged_extent[i] = dim.source_extent + dim.halo.low + dim.halo.high;
+  }
+  return layout;
+}
 
 bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) {
   if (dtype != at::kFloat) return false;
@@ -215,14 +223,14 @@ bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) 
 void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream, int64_t staging_budget_floats,
-                          const ExactRerun& exact_rerun) {
+                          const ExactRerun& exact_rerun, const at::Tensor& staged) {
   // Warp tiles: the group's 16-channel tiles x 8 position tiles (4 where 3 or 4
   // channel tiles would leave too few registers for 3 blocks per multiprocessor),
   // or positions on M for 17-24 channels. Measured slower (docs/KERNEL_LOG.md):
   // blocks of 8 warps (10-45 %), 2 x 2 warps splitting 64 channels (68: +5 %);
   // positions on M for 16 channels and 4 blocks per SM for them changed nothing.
   // Folding needs the exact rerun, which writes contiguous outputs only.
-  const int fold = exact_rerun && output.is_contiguous()
+  const int fold = exact_rerun && output.is_contiguous() && !staged.defined()
                        ? group_fold(problem.groups, problem.reduce_channels,
                                     problem.target_channels)
                        : 1;
@@ -242,48 +250,44 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   // little math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels)
   // 1.59 -> 2.20 ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48)
   // 4.45 -> 4.11): there the input gather, not the tensor core, is the limit.
+  // Launches the configuration given by the type of its (empty) argument.
+  const auto launch = [&](auto config) {
+    launch_all_phases<decltype(config)>(folded, fold, flag, source, weight, bias, output, stream,
+                                        staging_budget_floats, staged);
+  };
   if (wgmma_enabled() && cout > kWgmmaMinChannels) {
+    // One m-tile per warpgroup and two chunks per stage (registers: accumulators +
+    // two sets of fragments).
     switch (wgmma_channels_for(cout)) {
-// One m-tile per warpgroup and two chunks per stage (registers: accumulators +
-// two sets of fragments).
-#define CT3D_WGMMA_CASE(N, M_TILES, CHUNKS)                                                \
-  case N:                                                                                  \
-    launch_all_phases<WgmmaConfig<N, M_TILES, CHUNKS>>(folded, fold, flag, source, weight, \
-                                                       bias, output, stream,               \
-                                                       staging_budget_floats);             \
-    break;
-      CT3D_WGMMA_CASE(48, 1, 2)
-      CT3D_WGMMA_CASE(64, 1, 2)
-      CT3D_WGMMA_CASE(96, 1, 2)
-      CT3D_WGMMA_CASE(128, 1, 2)
-#undef CT3D_WGMMA_CASE
+      case 48:
+        launch(WgmmaConfig<48, 1, 2>{});
+        break;
+      case 64:
+        launch(WgmmaConfig<64, 1, 2>{});
+        break;
+      case 96:
+        launch(WgmmaConfig<96, 1, 2>{});
+        break;
+      default:
+        launch(WgmmaConfig<128, 1, 2>{});
+        break;
     }
   } else if (cout > 16 && cout <= 24) {
     // Positions on M and three 8-channel tiles: no padding to 32 channels.
-    launch_all_phases<TileConfig<4, PositionsOnM<4, 3>, kStages>>(folded, fold, flag, source,
-                                                                  weight, bias, output, stream,
-        staging_budget_floats);
+    launch(TileConfig<4, PositionsOnM<4, 3>, kStages>{});
   } else {
     switch (channel_tiles_for(cout)) {
       case 1:
-        launch_all_phases<TileConfig<4, ChannelsOnM<1, 8>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream,
-        staging_budget_floats);
+        launch(TileConfig<4, ChannelsOnM<1, 8>, kStages>{});
         break;
       case 2:
-        launch_all_phases<TileConfig<4, ChannelsOnM<2, 8>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream,
-        staging_budget_floats);
+        launch(TileConfig<4, ChannelsOnM<2, 8>, kStages>{});
         break;
       case 3:
-        launch_all_phases<TileConfig<4, ChannelsOnM<3, 4>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream,
-        staging_budget_floats);
+        launch(TileConfig<4, ChannelsOnM<3, 4>, kStages>{});
         break;
       default:
-        launch_all_phases<TileConfig<4, ChannelsOnM<4, 4>, kStages>>(folded, fold, flag, source,
-                                                                     weight, bias, output, stream,
-        staging_budget_floats);
+        launch(TileConfig<4, ChannelsOnM<4, 4>, kStages>{});
         break;
     }
   }

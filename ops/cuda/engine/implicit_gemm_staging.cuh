@@ -34,10 +34,14 @@ struct StagingShape {
 // thread 2 positions x up to 8 channels, all loads in flight together), the writes
 // along the channels (with all channels in one tile, the block's staged rows are one
 // contiguous run). Grid: (position tiles, channel tiles, batch). With `nonfinite`
-// set, any NaN or Inf read sets it to 1.
+// set, any NaN or Inf read sets it to 1. With `channel_sums` set, the block also
+// writes the sum of each of its channels over its positions, at
+// channel_sums[(n * position tiles + position tile) * padded_channels + channel]:
+// a bias gradient summed from the same read (sum_channel_partials).
 __global__ void __launch_bounds__(32 * kStagingRows)
     stage_input_channels_last_kernel(const float* __restrict__ input, float* __restrict__ staged,
-                                     const StagingShape s, int* nonfinite) {
+                                     const StagingShape s, int* nonfinite,
+                                     float* __restrict__ channel_sums) {
   __shared__ float tile[kStagingChannels][kStagingPositions + 1];
   constexpr int kPositionsPerThread = kStagingPositions / 32;
   const int64_t n = blockIdx.z;
@@ -96,6 +100,13 @@ __global__ void __launch_bounds__(32 * kStagingRows)
                       : static_cast<int>(s.last_tile_channels.divide(static_cast<uint32_t>(k)));
     const int c = k - i * channels;
     destination[static_cast<int64_t>(i) * s.padded_channels + c] = tile[c][i];
+  }
+  // Halo and padding entries of the tile are zero, so a plain row sum is the
+  // channel's sum over this block's source positions (row stride 65: no conflicts).
+  if (channel_sums != nullptr && thread < channels) {
+    float sum = 0.f;
+    for (int i = 0; i < positions; ++i) sum += tile[thread][i];
+    channel_sums[(n * gridDim.x + blockIdx.x) * s.padded_channels + channel0 + thread] = sum;
   }
 }
 

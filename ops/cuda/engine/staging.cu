@@ -22,8 +22,63 @@ int64_t backward_staging_budget(int64_t source_floats) {
   return std::max(source_floats / 2, kMinChunkFloats);
 }
 
+bool StagedLayout::operator==(const StagedLayout& other) const {
+  bool same = groups == other.groups && channels_per_group == other.channels_per_group &&
+              padded_channels_per_group == other.padded_channels_per_group;
+  for (int i = 0; i < 3; ++i) {
+    same = same && extent[i] == other.extent[i] && halo_low[i] == other.halo_low[i] &&
+           staged_extent[i] == other.staged_extent[i];
+  }
+  return same;
+}
+
+int64_t staging_position_tiles(const StagedLayout& layout) {
+  return (layout.staged_positions() + kStagingPositions - 1) / kStagingPositions;
+}
+
+namespace {
+
+constexpr int kSumThreads = 256;
+
+// Block c sums channel c's partials (rows of padded_channels floats, one per sample
+// and position tile): each thread a fixed stride of rows, then a fixed tree.
+__global__ void __launch_bounds__(kSumThreads)
+    sum_channel_partials_kernel(const float* __restrict__ partials, int64_t rows,
+                                int padded_channels, int channels_per_group, int padded_per_group,
+                                float* __restrict__ sums) {
+  const int channel = blockIdx.x;
+  const int group = channel / channels_per_group;
+  const int column = group * padded_per_group + (channel - group * channels_per_group);
+  double sum = 0;
+  for (int64_t row = threadIdx.x; row < rows; row += kSumThreads) {
+    sum += partials[row * padded_channels + column];
+  }
+  __shared__ double partial[kSumThreads];
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int width = kSumThreads / 2; width > 0; width /= 2) {
+    if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sums[channel] = static_cast<float>(partial[0]);
+}
+
+}  // namespace
+
+void sum_channel_partials(const StagedLayout& layout, const float* partials, int64_t samples,
+                          at::Tensor& sums, cudaStream_t stream) {
+  const int64_t channels = layout.groups * layout.channels_per_group;
+  TORCH_INTERNAL_ASSERT(sums.is_contiguous() && sums.numel() == channels);
+  if (channels == 0) return;
+  sum_channel_partials_kernel<<<static_cast<unsigned>(channels), kSumThreads, 0, stream>>>(
+      partials, samples * staging_position_tiles(layout),
+      static_cast<int>(layout.padded_channels()), static_cast<int>(layout.channels_per_group),
+      static_cast<int>(layout.padded_channels_per_group), sums.mutable_data_ptr<float>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,
-                               int* nonfinite, cudaStream_t stream) {
+                               int* nonfinite, cudaStream_t stream, float* channel_sums) {
   const int64_t batch = source.size(0);
   StagingShape shape{};
   shape.input_positions = layout.extent[0] * layout.extent[1] * layout.extent[2];
@@ -51,7 +106,9 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
         static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
     stage_input_channels_last_kernel<<<grid, block, 0, stream>>>(
         source.const_data_ptr<float>() + n0 * source_sample,
-        staged.mutable_data_ptr<float>() + n0 * sample_floats, shape, nonfinite);
+        staged.mutable_data_ptr<float>() + n0 * sample_floats, shape, nonfinite,
+        channel_sums == nullptr ? nullptr
+                                : channel_sums + n0 * grid.x * shape.padded_channels);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   return staged;

@@ -12,6 +12,8 @@
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
+#include <functional>
+
 #include "ops/conv_geometry.h"
 #include "ops/cuda/engine/staging.h"
 
@@ -29,14 +31,22 @@ WeightGradientPlan plan_weight_gradient(const ConvGeometry& geometry);
 
 bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype);
 
+// Called once per chunk of samples, after the chunk's GEMM is queued, with the
+// chunk's grad_output staged in plan.output's layout: the fused backward runs the
+// input gradient on it, so grad_output is staged once for both gradients.
+using StagedChunkHook = std::function<void(int64_t first_sample, int64_t samples,
+                                           const at::Tensor& staged_grad_output)>;
+
 // input: contiguous (N, C_in, *input); grad_output: contiguous (N, C_out, *output);
 // grad_weight: contiguous (C_in, C_out / groups, *kernel), every element written.
 // Workspace: the per-split partial tiles, at most kWeightGradientWorkspaceFloats
 // (or one split's tiles, when those alone are larger), and the staged operands in
-// chunks of samples (staging.h).
+// chunks of samples (staging.h). With grad_bias defined (C_out floats), it is
+// summed from the same read of grad_output that stages it.
 void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
-                            cudaStream_t stream);
+                            cudaStream_t stream, at::Tensor grad_bias = at::Tensor(),
+                            const StagedChunkHook& after_chunk = nullptr);
 
 constexpr int64_t kWeightGradientWorkspaceFloats = int64_t{1} << 24;  // 64 MB
 

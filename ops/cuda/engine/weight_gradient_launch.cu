@@ -80,7 +80,8 @@ namespace {
 template <class Cfg>
 void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
                        const at::Tensor& grad_output, at::Tensor& grad_weight,
-                       cudaStream_t stream) {
+                       cudaStream_t stream, at::Tensor& grad_bias,
+                       const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
   WgradProblem p{};
   p.positions_per_sample = static_cast<int>(g.input_positions());
@@ -136,6 +137,14 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
   const int64_t chunk_floats = splits * tiles * Cfg::kTileFloats;
   at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options());
 
+  // The bias gradient's partial sums, one row per sample and staging tile.
+  at::Tensor bias_partials;
+  if (grad_bias.defined()) {
+    bias_partials = at::empty(
+        {g.batch * staging_position_tiles(plan.output) * plan.output.padded_channels()},
+        input.options());
+  }
+
   auto kernel = weight_gradient_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
@@ -146,8 +155,13 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
     const int64_t n0 = c * chunk, samples = std::min(chunk, g.batch - n0);
     const at::Tensor staged_input =
         stage_channels_last(plan.input, input.narrow(0, n0, samples), nullptr, stream);
-    const at::Tensor staged_output =
-        stage_channels_last(plan.output, grad_output.narrow(0, n0, samples), nullptr, stream);
+    float* chunk_partials =
+        grad_bias.defined() ? bias_partials.mutable_data_ptr<float>() +
+                                  n0 * staging_position_tiles(plan.output) *
+                                      plan.output.padded_channels()
+                            : nullptr;
+    const at::Tensor staged_output = stage_channels_last(
+        plan.output, grad_output.narrow(0, n0, samples), nullptr, stream, chunk_partials);
     WgradProblem chunk_problem = p;
     chunk_problem.positions = samples * g.input_positions();
     chunk_problem.total_stages =
@@ -156,6 +170,11 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
         chunk_problem, staged_input.const_data_ptr<float>(), staged_output.const_data_ptr<float>(),
         workspace.mutable_data_ptr<float>() + c * chunk_floats);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+    if (after_chunk) after_chunk(n0, samples, staged_output);
+  }
+  if (grad_bias.defined()) {
+    sum_channel_partials(plan.output, bias_partials.const_data_ptr<float>(), g.batch, grad_bias,
+                         stream);
   }
 
   WgradSumShape sum{};
@@ -183,14 +202,18 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
 template <int kMTiles>
 void launch_for_m_tiles(const WeightGradientPlan& plan, const at::Tensor& input,
                         const at::Tensor& grad_output, at::Tensor& grad_weight,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, at::Tensor& grad_bias,
+                        const StagedChunkHook& after_chunk) {
   const int64_t n = plan.output.padded_channels_per_group;
   if (n == 16) {
-    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(plan, input, grad_output, grad_weight, stream);
+    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(plan, input, grad_output, grad_weight, stream,
+                                                  grad_bias, after_chunk);
   } else if (n == 32) {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(plan, input, grad_output, grad_weight, stream);
+    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(plan, input, grad_output, grad_weight, stream,
+                                                  grad_bias, after_chunk);
   } else {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(plan, input, grad_output, grad_weight, stream);
+    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(plan, input, grad_output, grad_weight, stream,
+                                                  grad_bias, after_chunk);
   }
 }
 
@@ -224,19 +247,20 @@ bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dty
 
 void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, at::Tensor grad_bias,
+                            const StagedChunkHook& after_chunk) {
   switch (std::min<int64_t>(plan.input.padded_channels_per_group, 64) / 16) {
     case 1:
-      launch_for_m_tiles<1>(plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<1>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
       break;
     case 2:
-      launch_for_m_tiles<2>(plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<2>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
       break;
     case 3:
-      launch_for_m_tiles<3>(plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<3>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
       break;
     default:
-      launch_for_m_tiles<4>(plan, input, grad_output, grad_weight, stream);
+      launch_for_m_tiles<4>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
       break;
   }
 }

@@ -1,0 +1,27 @@
+// The all-gradients op composed of the two backward ops and a sum: its kernel for
+// every backend without a fused one (CPU, Meta) and, called with autograd on, its
+// differentiable form.
+#include <ATen/ops/sum.h>
+
+#include "ops/conv_transpose3d_backward.h"
+#include "ops/conv_transpose3d_backward_args.h"
+#include "ops/op_handles.h"
+
+namespace ct3d {
+
+Gradients conv_transpose3d_backward_composite(CT3D_BACKWARD_PARAMS) {
+  check_backward_args(grad_output, input, weight, stride, padding, groups, dilation);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    grad_input = input_backward_op().call(grad_output, weight, input.sym_sizes().slice(2), stride,
+                                          padding, groups, dilation);
+  }
+  if (output_mask[1]) {
+    grad_weight = weight_backward_op().call(input, grad_output, weight.sym_sizes().slice(2),
+                                            stride, padding, groups, dilation);
+  }
+  if (output_mask[2]) grad_bias = grad_output.sum({0, 2, 3, 4});
+  return {grad_input, grad_weight, grad_bias};
+}
+
+}  // namespace ct3d
