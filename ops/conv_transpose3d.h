@@ -16,7 +16,8 @@ namespace ct3d {
       c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, \
       c10::SymInt groups, c10::SymIntArrayRef dilation
 
-// ct3d's own CPU kernel: float32 and float64, parallel over the machine's cores.
+// ct3d's own CPU kernel: float32 and float64, parallel over the machine's cores
+// (float16 and bfloat16 computed in float32, reduced_precision.h).
 at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS);
 
 // ct3d's own CUDA kernels: a 3xTF32 tensor-core implicit GEMM for float32, a direct

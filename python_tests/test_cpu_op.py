@@ -31,6 +31,28 @@ def test_random_sweep_float32(index):
     assert relative_error(out, reference(x, w, b, case)) <= 1e-6, case
 
 
+@pytest.mark.parametrize("dtype,bar", [(torch.float16, 3e-3), (torch.bfloat16, 2e-2)])
+@pytest.mark.parametrize("index", range(0, SWEEP_SIZE, 24))
+def test_half_types_forward_and_gradients(index, dtype, bar):
+    """float16 and bfloat16 (what CPU autocast hands over) against float64 of the
+    same rounded operands: computed in float32, rounded once."""
+    case = random_case(random.Random(SWEEP_SEED + index))
+    x, w, b = (None if t is None else t.to(dtype).requires_grad_()
+               for t in make_tensors(case, torch.float32, "cpu"))
+    out = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+    assert out.dtype == dtype
+    assert relative_error(out, reference(x.detach(), w.detach(), None if b is None else b.detach(),
+                                         case)) <= bar, case
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    leaves = [None if t is None else t.detach().double().requires_grad_() for t in (x, w, b)]
+    F.conv_transpose3d(*leaves, *conv_args(case)).backward(grad.double())
+    for ours, ref in zip((x, w, b), leaves):
+        if ours is not None:
+            assert ours.grad.dtype == dtype
+            assert relative_error(ours.grad, ref.grad) <= bar, case
+
+
 def test_unbatched_matches_batched():
     x = torch.randn(3, 4, 5, 6, dtype=torch.float64)
     w = torch.randn(3, 2, 2, 3, 2, dtype=torch.float64)

@@ -128,8 +128,8 @@ TEST_CASE("empty spatial input is rejected, empty batch is not") {
 TEST_CASE("the CPU kernel names unsupported dtypes") {
   const ct3d::test::ConvCase cc{1,         2,         2,         1,         {2, 2, 2}, {1, 1, 1},
                                 {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, false};
-  const at::Tensor x = at::zeros({1, 2, 2, 2, 2}, at::kHalf);
-  const at::Tensor w = at::zeros({2, 2, 1, 1, 1}, at::kHalf);
+  const at::Tensor x = at::zeros({1, 2, 2, 2, 2}, at::kFloat8_e4m3fn);
+  const at::Tensor w = at::zeros({2, 2, 1, 1, 1}, at::kFloat8_e4m3fn);
   REQUIRE_THROWS_WITH(ct3d::test::call_kernel(ct3d::conv_transpose3d_cpu, x, w, at::Tensor(), cc),
-                      CT3D_CONTAINS("dtype Half is not supported on CPU"));
+                      CT3D_CONTAINS("dtype Float8_e4m3fn is not supported on CPU"));
 }

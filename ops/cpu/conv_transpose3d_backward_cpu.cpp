@@ -26,6 +26,7 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cpu/direct_correlation.h"
+#include "ops/cpu/reduced_precision.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/residue_layout.h"
 #include "ops/cpu/shifted_gemm.h"
@@ -169,7 +170,7 @@ void check_cpu(const at::Tensor& tensor) {
              "conv_transpose3d backward (CPU kernel): expected CPU "
              "tensors, got ",
              tensor.device());
-  check_dtype_supported(tensor, {at::kFloat, at::kDouble}, "CPU");
+  check_dtype_supported(tensor, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CPU");
 }
 
 }  // namespace
@@ -178,6 +179,11 @@ at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
   const ConvTranspose3dArgs args =
       check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
   check_cpu(grad_output);
+  if (cpu::is_reduced_precision(grad_output)) {
+    return conv_transpose3d_input_backward_cpu(cpu::widened(grad_output), cpu::widened(weight),
+                                               input_size, stride, padding, groups, dilation)
+        .to(grad_output.scalar_type());
+  }
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   if (grad_input.numel() == 0) return grad_input;
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
@@ -196,6 +202,11 @@ at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS) {
   const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
                                                               stride, padding, groups, dilation);
   check_cpu(input);
+  if (cpu::is_reduced_precision(input)) {
+    return conv_transpose3d_weight_backward_cpu(cpu::widened(input), cpu::widened(grad_output),
+                                                kernel_size, stride, padding, groups, dilation)
+        .to(input.scalar_type());
+  }
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();

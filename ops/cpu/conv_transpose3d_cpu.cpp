@@ -23,6 +23,7 @@
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cpu/direct_correlation.h"
+#include "ops/cpu/reduced_precision.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/scatter_forward.h"
 #include "ops/cpu/shifted_gemm.h"
@@ -169,9 +170,14 @@ bool use_scatter_forward(const ConvGeometry& geometry) {
 at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
                                                                output_padding, groups, dilation);
-  check_dtype_supported(input, {at::kFloat, at::kDouble}, "CPU");
+  check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CPU");
   CT3D_CHECK(input.is_cpu(), "conv_transpose3d (CPU kernel): input must be a CPU tensor, got ",
              input.device());
+  if (cpu::is_reduced_precision(input)) {
+    return conv_transpose3d_cpu(cpu::widened(input), cpu::widened(weight), cpu::widened(bias),
+                                stride, padding, output_padding, groups, dilation)
+        .to(input.scalar_type());
+  }
 
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::Tensor weight_c = weight.contiguous();

@@ -1,0 +1,16 @@
+// ct3d::conv_transpose3d under torch.autocast, by PyTorch's own policy for
+// conv_transpose3d ("lower_precision_fp" on CUDA and on the CPU): floating-point
+// operands on the autocast device, except float64 ones, are cast to the autocast
+// dtype (float16 or bfloat16), so the output has the dtype nn.ConvTranspose3d's
+// has in the same context. Its gradients flow back through the casts, so every
+// gradient reaches the parameters in their own dtype.
+#pragma once
+
+#include "ops/conv_transpose3d.h"
+
+namespace ct3d {
+
+at::Tensor conv_transpose3d_autocast_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS);
+at::Tensor conv_transpose3d_autocast_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS);
+
+}  // namespace ct3d
