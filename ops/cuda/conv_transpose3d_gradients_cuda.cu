@@ -62,7 +62,9 @@ Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS) {
     if (cuda::implicit_gemm_supports(problem, at::kFloat) &&
         cuda::gather_staged_layout(problem) == plan.output) {
       grad_input = at::empty_symint(args.input_shape(), input.options());
-      input_gradient_on_chunk = [&](int64_t first, int64_t samples, const at::Tensor& staged) {
+      // `problem` by value: the hook runs after this block ends.
+      input_gradient_on_chunk = [&, problem](int64_t first, int64_t samples,
+                                             const at::Tensor& staged) {
         cuda::GatherProblem chunk = problem;
         chunk.batch = samples;
         at::Tensor grad_input_chunk = grad_input.narrow(0, first, samples);
