@@ -52,6 +52,10 @@ at::Tensor conv_transpose3d_weight_backward_meta(CT3D_WEIGHT_BACKWARD_PARAMS);
 using Gradients = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
 Gradients conv_transpose3d_backward_composite(CT3D_BACKWARD_PARAMS);
+
+// dL/db: grad_output summed over batch and positions, accumulated in double (a bias
+// gradient is often a sum with heavy cancellation), in grad_output's dtype.
+at::Tensor bias_gradient(const at::Tensor& grad_output);
 Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS);
 
 }  // namespace ct3d

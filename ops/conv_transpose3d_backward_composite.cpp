@@ -20,8 +20,13 @@ Gradients conv_transpose3d_backward_composite(CT3D_BACKWARD_PARAMS) {
     grad_weight = weight_backward_op().call(input, grad_output, weight.sym_sizes().slice(2),
                                             stride, padding, groups, dilation);
   }
-  if (output_mask[2]) grad_bias = grad_output.sum({0, 2, 3, 4});
+  if (output_mask[2]) grad_bias = bias_gradient(grad_output);
   return {grad_input, grad_weight, grad_bias};
+}
+
+at::Tensor bias_gradient(const at::Tensor& grad_output) {
+  return grad_output.sum({0, 2, 3, 4}, /*keepdim=*/false, at::kDouble)
+      .to(grad_output.scalar_type());
 }
 
 }  // namespace ct3d

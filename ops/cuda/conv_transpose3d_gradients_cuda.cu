@@ -4,7 +4,6 @@
 // grad_output in the same staged layout it runs on that copy, chunk by chunk. The
 // rest (other dtypes, other layouts) runs the two backward ops' own kernels.
 #include <ATen/ops/empty.h>
-#include <ATen/ops/sum.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -29,7 +28,7 @@ Gradients separate_gradients(CT3D_BACKWARD_PARAMS) {
     grad_weight = conv_transpose3d_weight_backward_cuda(
         input, grad_output, weight.sym_sizes().slice(2), stride, padding, groups, dilation);
   }
-  if (output_mask[2]) grad_bias = grad_output.sum({0, 2, 3, 4});
+  if (output_mask[2]) grad_bias = bias_gradient(grad_output);
   return {grad_input, grad_weight, grad_bias};
 }
 

@@ -41,7 +41,7 @@ struct StagingShape {
 __global__ void __launch_bounds__(32 * kStagingRows)
     stage_input_channels_last_kernel(const float* __restrict__ input, float* __restrict__ staged,
                                      const StagingShape s, int* nonfinite,
-                                     float* __restrict__ channel_sums) {
+                                     double* __restrict__ channel_sums) {
   __shared__ float tile[kStagingChannels][kStagingPositions + 1];
   constexpr int kPositionsPerThread = kStagingPositions / 32;
   const int64_t n = blockIdx.z;
@@ -103,8 +103,9 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   }
   // Halo and padding entries of the tile are zero, so a plain row sum is the
   // channel's sum over this block's source positions (row stride 65: no conflicts).
+  // In double: a bias gradient is often a sum with heavy cancellation.
   if (channel_sums != nullptr && thread < channels) {
-    float sum = 0.f;
+    double sum = 0;
     for (int i = 0; i < positions; ++i) sum += tile[thread][i];
     channel_sums[(n * gridDim.x + blockIdx.x) * s.padded_channels + channel0 + thread] = sum;
   }

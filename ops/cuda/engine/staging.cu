@@ -43,7 +43,7 @@ constexpr int kSumThreads = 256;
 // Block c sums channel c's partials (rows of padded_channels floats, one per sample
 // and position tile): each thread a fixed stride of rows, then a fixed tree.
 __global__ void __launch_bounds__(kSumThreads)
-    sum_channel_partials_kernel(const float* __restrict__ partials, int64_t rows,
+    sum_channel_partials_kernel(const double* __restrict__ partials, int64_t rows,
                                 int padded_channels, int channels_per_group, int padded_per_group,
                                 float* __restrict__ sums) {
   const int channel = blockIdx.x;
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kSumThreads)
 
 }  // namespace
 
-void sum_channel_partials(const StagedLayout& layout, const float* partials, int64_t samples,
+void sum_channel_partials(const StagedLayout& layout, const double* partials, int64_t samples,
                           at::Tensor& sums, cudaStream_t stream) {
   const int64_t channels = layout.groups * layout.channels_per_group;
   TORCH_INTERNAL_ASSERT(sums.is_contiguous() && sums.numel() == channels);
@@ -78,7 +78,7 @@ void sum_channel_partials(const StagedLayout& layout, const float* partials, int
 }
 
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,
-                               int* nonfinite, cudaStream_t stream, float* channel_sums) {
+                               int* nonfinite, cudaStream_t stream, double* channel_sums) {
   const int64_t batch = source.size(0);
   StagingShape shape{};
   shape.input_positions = layout.extent[0] * layout.extent[1] * layout.extent[2];

@@ -42,17 +42,18 @@ constexpr int64_t kUnlimitedStaging = INT64_MAX;
 // (N, D', H', W', groups, padded_channels_per_group) as a flat tensor. With
 // `nonfinite` set, any NaN or Inf read sets *nonfinite to 1. With `channel_sums`
 // set, each sample also gets staging_position_tiles(layout) x padded_channels()
-// partial sums there, from the same read (sum_channel_partials adds them up).
+// partial sums there (in double), from the same read (sum_channel_partials adds
+// them up).
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,
                                int* nonfinite, cudaStream_t stream,
-                               float* channel_sums = nullptr);
+                               double* channel_sums = nullptr);
 
 // Position tiles of one staged sample: the partial sums per channel and sample.
 int64_t staging_position_tiles(const StagedLayout& layout);
 
 // sums[group * channels_per_group + c] = the sum over `samples` samples of the
 // partial sums of stage_channels_last: in a fixed order (deterministic), in double.
-void sum_channel_partials(const StagedLayout& layout, const float* partials, int64_t samples,
+void sum_channel_partials(const StagedLayout& layout, const double* partials, int64_t samples,
                           at::Tensor& sums, cudaStream_t stream);
 
 }  // namespace ct3d::cuda

@@ -142,7 +142,7 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
   if (grad_bias.defined()) {
     bias_partials = at::empty(
         {g.batch * staging_position_tiles(plan.output) * plan.output.padded_channels()},
-        input.options());
+        input.options().dtype(at::kDouble));
   }
 
   auto kernel = weight_gradient_kernel<Cfg>;
@@ -155,8 +155,8 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
     const int64_t n0 = c * chunk, samples = std::min(chunk, g.batch - n0);
     const at::Tensor staged_input =
         stage_channels_last(plan.input, input.narrow(0, n0, samples), nullptr, stream);
-    float* chunk_partials =
-        grad_bias.defined() ? bias_partials.mutable_data_ptr<float>() +
+    double* chunk_partials =
+        grad_bias.defined() ? bias_partials.mutable_data_ptr<double>() +
                                   n0 * staging_position_tiles(plan.output) *
                                       plan.output.padded_channels()
                             : nullptr;
@@ -173,7 +173,7 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
     if (after_chunk) after_chunk(n0, samples, staged_output);
   }
   if (grad_bias.defined()) {
-    sum_channel_partials(plan.output, bias_partials.const_data_ptr<float>(), g.batch, grad_bias,
+    sum_channel_partials(plan.output, bias_partials.const_data_ptr<double>(), g.batch, grad_bias,
                          stream);
   }
 
