@@ -17,11 +17,11 @@ namespace ct3d {
       c10::SymInt groups, c10::SymIntArrayRef dilation
 
 // ct3d's own CPU kernel: float32 and float64, parallel over the machine's cores
-// (float16 and bfloat16 computed in float32, reduced_precision.h).
+// (float16 and bfloat16 computed in float32, ops/reduced_precision.h).
 at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS);
 
-// ct3d's own CUDA kernels: a 3xTF32 tensor-core implicit GEMM for float32, a direct
-// kernel for float64, float16 and bfloat16.
+// ct3d's own CUDA kernels: a 3xTF32 tensor-core implicit GEMM for float32 (and for
+// float16 and bfloat16, widened to float32), a direct kernel for float64.
 at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS);
 
 // Output shape and dtype only, for fake tensors and torch.compile.

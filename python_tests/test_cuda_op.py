@@ -79,6 +79,20 @@ def test_tile_edges_groups_dilation_output_padding(params, bias):
     assert relative_error(out, reference(x, w, b, case)) <= FLOAT32_BAR
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", TILE_EDGE_CASES)
+def test_half_types_are_rounded_once(params, dtype):
+    """float16 and bfloat16 run the engine on operands widened to float32 (every one
+    exact in TF32, so one TF32 product each is exact: mma.sync and wgmma tiles, folded
+    groups): the result is within 5 % of the float64 reference rounded once."""
+    case = edge_case(params, bias=True)
+    x, w, b = make_tensors(case, dtype, "cuda")
+    out = run_op(x, w, b, case)
+    ref = reference(x, w, b, case)
+    assert out.dtype == dtype
+    assert relative_error(out, ref) <= 1.05 * relative_error(ref.to(dtype), ref), case
+
+
 def test_kernelbench_shapes_scaled_down():
     from problems import PROBLEMS
     for problem in PROBLEMS:

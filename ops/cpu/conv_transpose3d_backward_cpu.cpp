@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "ops/conv_geometry.h"
+#include "ops/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cpu/direct_correlation.h"
-#include "ops/cpu/reduced_precision.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/residue_layout.h"
 #include "ops/cpu/shifted_gemm.h"
@@ -179,8 +179,8 @@ at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
   const ConvTranspose3dArgs args =
       check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
   check_cpu(grad_output);
-  if (cpu::is_reduced_precision(grad_output)) {
-    return conv_transpose3d_input_backward_cpu(cpu::widened(grad_output), cpu::widened(weight),
+  if (is_reduced_precision(grad_output)) {
+    return conv_transpose3d_input_backward_cpu(widened(grad_output), widened(weight),
                                                input_size, stride, padding, groups, dilation)
         .to(grad_output.scalar_type());
   }
@@ -202,8 +202,8 @@ at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS) {
   const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
                                                               stride, padding, groups, dilation);
   check_cpu(input);
-  if (cpu::is_reduced_precision(input)) {
-    return conv_transpose3d_weight_backward_cpu(cpu::widened(input), cpu::widened(grad_output),
+  if (is_reduced_precision(input)) {
+    return conv_transpose3d_weight_backward_cpu(widened(input), widened(grad_output),
                                                 kernel_size, stride, padding, groups, dilation)
         .to(input.scalar_type());
   }

@@ -20,10 +20,10 @@
 #include <ATen/ops/cat.h>
 
 #include "ops/conv_geometry.h"
+#include "ops/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cpu/direct_correlation.h"
-#include "ops/cpu/reduced_precision.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/scatter_forward.h"
 #include "ops/cpu/shifted_gemm.h"
@@ -173,8 +173,8 @@ at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
   check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CPU");
   CT3D_CHECK(input.is_cpu(), "conv_transpose3d (CPU kernel): input must be a CPU tensor, got ",
              input.device());
-  if (cpu::is_reduced_precision(input)) {
-    return conv_transpose3d_cpu(cpu::widened(input), cpu::widened(weight), cpu::widened(bias),
+  if (is_reduced_precision(input)) {
+    return conv_transpose3d_cpu(widened(input), widened(weight), widened(bias),
                                 stride, padding, output_padding, groups, dilation)
         .to(input.scalar_type());
   }

@@ -1,9 +1,10 @@
 // CUDA kernels of the two backward ops. float32 runs on the implicit-GEMM engine
 // (3xTF32 tensor cores): dL/dx through the forward's gathering GEMM as a strided
-// convolution of dL/dy, dL/dw through the split-reduction GEMM. Every other dtype,
-// and sizes past the engine's index limits, run direct loops: one thread per
-// element of dL/dx and one block per element of dL/dw (a block-wide sum over batch
-// and positions, accumulated in double).
+// convolution of dL/dy, dL/dw through the split-reduction GEMM; float16 and bfloat16
+// as float32 on widened operands (ops/reduced_precision.h). float64, and sizes past
+// the engine's index limits, run direct loops: one thread per element of dL/dx and
+// one block per element of dL/dw (a block-wide sum over batch and positions,
+// accumulated in double).
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/ops/empty.h>
@@ -17,10 +18,12 @@
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/conv_geometry.h"
 #include "ops/cuda/device_capability.h"
+#include "ops/cuda/gradients_cuda.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/error_message.h"
+#include "ops/reduced_precision.h"
 
 namespace ct3d {
 namespace {
@@ -118,41 +121,47 @@ void check_cuda(const at::Tensor& tensor) {
 
 }  // namespace
 
-at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
-  const ConvTranspose3dArgs args =
-      check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
-  check_cuda(grad_output);
-  const c10::cuda::CUDAGuard device_guard(grad_output.device());
+at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
+                               const at::Tensor& weight, bool operands_exact_in_tf32) {
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   const int64_t total = grad_input.numel();
   if (total == 0) return grad_input;
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const ConvGeometry geometry = geometry_of(args);
-  const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
+  cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
+  problem.operands_exact_in_tf32 = operands_exact_in_tf32;
   if (cuda::implicit_gemm_supports(problem, g.scalar_type())) {
     cuda::launch_implicit_gemm(problem, g, w, at::Tensor(), grad_input, stream,
                                cuda::backward_staging_budget(g.numel()));
     return grad_input;
   }
   const int64_t blocks = std::min<int64_t>((total + 255) / 256, int64_t(1) << 20);
-  AT_DISPATCH_FLOATING_TYPES_AND2(
-      at::kHalf, at::kBFloat16, g.scalar_type(), "ct3d_input_backward_cuda", [&] {
-        cuda::check_kernel_image(reinterpret_cast<const void*>(&input_backward_kernel<scalar_t>),
-                                 "CUDA kernel");
-        input_backward_kernel<scalar_t><<<blocks, 256, 0, stream>>>(
-            geometry, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
-            grad_input.mutable_data_ptr<scalar_t>(), total);
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
+  AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cuda", [&] {
+    cuda::check_kernel_image(reinterpret_cast<const void*>(&input_backward_kernel<scalar_t>),
+                             "CUDA kernel");
+    input_backward_kernel<scalar_t><<<blocks, 256, 0, stream>>>(
+        geometry, g.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
+        grad_input.mutable_data_ptr<scalar_t>(), total);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
   return grad_input;
 }
 
-at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
-  const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
-                                                              stride, padding, groups, dilation);
-  check_cuda(input);
-  const c10::cuda::CUDAGuard device_guard(input.device());
+at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
+  const ConvTranspose3dArgs args =
+      check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
+  check_cuda(grad_output);
+  const c10::cuda::CUDAGuard device_guard(grad_output.device());
+  if (is_reduced_precision(grad_output)) {
+    return input_gradient_cuda(args, widened(grad_output), widened(weight), true)
+        .to(grad_output.scalar_type());
+  }
+  return input_gradient_cuda(args, grad_output, weight, false);
+}
+
+at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                const at::Tensor& grad_output) {
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
   const ConvGeometry geometry = geometry_of(args);
@@ -164,16 +173,27 @@ at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
     cuda::launch_weight_gradient(plan, x, g, grad_weight, stream);
     return grad_weight;
   }
-  AT_DISPATCH_FLOATING_TYPES_AND2(
-      at::kHalf, at::kBFloat16, x.scalar_type(), "ct3d_weight_backward_cuda", [&] {
-        cuda::check_kernel_image(reinterpret_cast<const void*>(&weight_backward_kernel<scalar_t>),
-                                 "CUDA kernel");
-        weight_backward_kernel<scalar_t><<<grad_weight.numel(), kReduceThreads, 0, stream>>>(
-            geometry, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
-            grad_weight.mutable_data_ptr<scalar_t>());
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "ct3d_weight_backward_cuda", [&] {
+    cuda::check_kernel_image(reinterpret_cast<const void*>(&weight_backward_kernel<scalar_t>),
+                             "CUDA kernel");
+    weight_backward_kernel<scalar_t><<<grad_weight.numel(), kReduceThreads, 0, stream>>>(
+        geometry, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
+        grad_weight.mutable_data_ptr<scalar_t>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
   return grad_weight;
+}
+
+at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
+  const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
+                                                              stride, padding, groups, dilation);
+  check_cuda(input);
+  const c10::cuda::CUDAGuard device_guard(input.device());
+  if (is_reduced_precision(input)) {
+    return weight_gradient_cuda(args, widened(input), widened(grad_output))
+        .to(input.scalar_type());
+  }
+  return weight_gradient_cuda(args, input, grad_output);
 }
 
 }  // namespace ct3d

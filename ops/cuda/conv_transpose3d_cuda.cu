@@ -1,6 +1,7 @@
 // CUDA entry point. Same four steps as every CUDA op: check arguments, take a
 // device guard on the input's device, launch on PyTorch's current stream, check
-// the launch (inside the launchers).
+// the launch (inside the launchers). float16 and bfloat16 run the float32 kernels
+// on widened operands (ops/reduced_precision.h).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -12,17 +13,16 @@
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/error_message.h"
+#include "ops/reduced_precision.h"
 
 namespace ct3d {
 
-at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
-  const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
-                                                               output_padding, groups, dilation);
-  check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
-  CT3D_CHECK(input.is_cuda(), "conv_transpose3d (CUDA kernel): input must be a CUDA tensor, got ",
-             input.device());
-  const c10::cuda::CUDAGuard device_guard(input.device());
+namespace {
 
+// operands_exact_in_tf32: float32 tensors widened from float16 or bfloat16.
+at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                       const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                       bool operands_exact_in_tf32) {
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::Tensor weight_c = weight.contiguous();
   const at::Tensor bias_c = args.has_bias ? bias->contiguous() : at::Tensor();
@@ -34,7 +34,8 @@ at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const ConvGeometry geometry = geometry_of(args);
-  const cuda::GatherProblem problem = cuda::forward_gather(geometry);
+  cuda::GatherProblem problem = cuda::forward_gather(geometry);
+  problem.operands_exact_in_tf32 = operands_exact_in_tf32;
   if (cuda::implicit_gemm_supports(problem, input.scalar_type())) {
     // Writes through the output's strides: contiguous or channels-last.
     cuda::launch_implicit_gemm(problem, input5, weight_c, bias_c, output5, stream,
@@ -50,6 +51,22 @@ at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
     output5.copy_(dense);
   }
   return output;
+}
+
+}  // namespace
+
+at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
+  const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
+                                                               output_padding, groups, dilation);
+  check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
+  CT3D_CHECK(input.is_cuda(), "conv_transpose3d (CUDA kernel): input must be a CUDA tensor, got ",
+             input.device());
+  const c10::cuda::CUDAGuard device_guard(input.device());
+  if (is_reduced_precision(input)) {
+    return run_forward(args, widened(input), widened(weight), widened(bias), true)
+        .to(input.scalar_type());
+  }
+  return run_forward(args, input, weight, bias, false);
 }
 
 }  // namespace ct3d

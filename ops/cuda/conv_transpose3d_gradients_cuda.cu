@@ -2,7 +2,8 @@
 // weight gradient on the float32 engine, grad_output is read once: the weight
 // gradient's staging pass also sums dL/db, and when the input gradient's GEMM reads
 // grad_output in the same staged layout it runs on that copy, chunk by chunk. The
-// rest (other dtypes, other layouts) runs the two backward ops' own kernels.
+// rest (float64, other layouts) runs each gradient's own path; float16 and bfloat16
+// run as float32 on widened operands.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -11,54 +12,43 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/gradients_cuda.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/error_message.h"
+#include "ops/reduced_precision.h"
 
 namespace ct3d {
 namespace {
 
-// The two backward ops' own CUDA kernels and a sum: nothing shared.
-Gradients separate_gradients(CT3D_BACKWARD_PARAMS) {
-  at::Tensor grad_input, grad_weight, grad_bias;
-  if (output_mask[0]) {
-    grad_input = conv_transpose3d_input_backward_cuda(grad_output, weight, input.sym_sizes().slice(2),
-                                                      stride, padding, groups, dilation);
-  }
-  if (output_mask[1]) {
-    grad_weight = conv_transpose3d_weight_backward_cuda(
-        input, grad_output, weight.sym_sizes().slice(2), stride, padding, groups, dilation);
-  }
-  if (output_mask[2]) grad_bias = bias_gradient(grad_output);
-  return {grad_input, grad_weight, grad_bias};
-}
-
-}  // namespace
-
-Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS) {
-  const ConvTranspose3dArgs args =
-      check_backward_args(grad_output, input, weight, stride, padding, groups, dilation);
-  CT3D_CHECK(grad_output.is_cuda(), "conv_transpose3d backward (CUDA kernel): expected CUDA "
-             "tensors, got ", grad_output.device());
-  const c10::cuda::CUDAGuard device_guard(grad_output.device());
+// The gradients of float32 or float64 tensors; operands_exact_in_tf32: widened from
+// float16 or bfloat16 (the input gradient then takes one TF32 product each).
+Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
+                         const at::Tensor& input, const at::Tensor& weight,
+                         std::array<bool, 3> output_mask, bool operands_exact_in_tf32) {
   const ConvGeometry geometry = geometry_of(args);
   const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
-  const bool fused = output_mask[1] && geometry.batch > 0 &&
-                     weight.numel() > 0 && input.numel() > 0 &&
+  at::Tensor grad_input, grad_weight, grad_bias;
+  const bool fused = output_mask[1] && geometry.batch > 0 && weight.numel() > 0 &&
+                     input.numel() > 0 &&
                      cuda::weight_gradient_supports(plan, grad_output.scalar_type());
   if (!fused) {
-    return separate_gradients(grad_output, input, weight, stride, padding, groups, dilation,
-                              output_mask);
+    // The two gradients' own paths and a sum: nothing shared.
+    if (output_mask[0]) {
+      grad_input = input_gradient_cuda(args, grad_output, weight, operands_exact_in_tf32);
+    }
+    if (output_mask[1]) grad_weight = weight_gradient_cuda(args, input, grad_output);
+    if (output_mask[2]) grad_bias = bias_gradient(grad_output);
+    return {grad_input, grad_weight, grad_bias};
   }
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous(), w = weight.contiguous();
-  at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
-  at::Tensor grad_bias;
+  grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (output_mask[2]) grad_bias = at::empty({args.out_channels}, input.options());
-  at::Tensor grad_input;
   cuda::StagedChunkHook input_gradient_on_chunk;
   if (output_mask[0]) {
-    const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
-    if (cuda::implicit_gemm_supports(problem, at::kFloat) &&
+    cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
+    problem.operands_exact_in_tf32 = operands_exact_in_tf32;
+    if (cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
         cuda::gather_staged_layout(problem) == plan.output) {
       grad_input = at::empty_symint(args.input_shape(), input.options());
       // `problem` by value: the hook runs after this block ends.
@@ -72,13 +62,32 @@ Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS) {
                                    staged);
       };
     } else {
-      grad_input = conv_transpose3d_input_backward_cuda(g, w, input.sym_sizes().slice(2), stride,
-                                                        padding, groups, dilation);
+      grad_input = input_gradient_cuda(args, g, w, operands_exact_in_tf32);
     }
   }
   cuda::launch_weight_gradient(plan, x, g, grad_weight, stream, grad_bias,
                                input_gradient_on_chunk);
   return {grad_input, grad_weight, grad_bias};
+}
+
+}  // namespace
+
+Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS) {
+  const ConvTranspose3dArgs args =
+      check_backward_args(grad_output, input, weight, stride, padding, groups, dilation);
+  check_dtype_supported(grad_output, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
+  CT3D_CHECK(grad_output.is_cuda(), "conv_transpose3d backward (CUDA kernel): expected CUDA "
+             "tensors, got ", grad_output.device());
+  const c10::cuda::CUDAGuard device_guard(grad_output.device());
+  if (!is_reduced_precision(grad_output)) {
+    return gradients_cuda(args, grad_output, input, weight, output_mask, false);
+  }
+  const auto [grad_input, grad_weight, grad_bias] = gradients_cuda(
+      args, widened(grad_output), widened(input), widened(weight), output_mask, true);
+  const auto rounded = [&](const at::Tensor& t) {
+    return t.defined() ? t.to(grad_output.scalar_type()) : t;
+  };
+  return {rounded(grad_input), rounded(grad_weight), rounded(grad_bias)};
 }
 
 }  // namespace ct3d

@@ -71,18 +71,17 @@ void launch_direct_conv_transpose3d(const ConvGeometry& geometry, const at::Tens
   // nothing, enough to fill the GPU when it runs.
   const int64_t max_blocks = run_only_if != nullptr ? 1024 : int64_t(1) << 20;
   const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, max_blocks);
-  AT_DISPATCH_FLOATING_TYPES_AND2(
-      at::kHalf, at::kBFloat16, input.scalar_type(), "ct3d_direct_conv_transpose3d", [&] {
-        // The last resort: where even this cannot run, say why instead of CUDA's
-        // "no kernel image is available".
-        check_kernel_image(reinterpret_cast<const void*>(&direct_conv_transpose3d_kernel<scalar_t>),
-                           "CUDA kernel");
-        direct_conv_transpose3d_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(
-            geometry, input.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
-            bias.defined() ? bias.const_data_ptr<scalar_t>() : nullptr,
-            output.mutable_data_ptr<scalar_t>(), total, run_only_if);
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
+  AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_direct_conv_transpose3d", [&] {
+    // The last resort: where even this cannot run, say why instead of CUDA's
+    // "no kernel image is available".
+    check_kernel_image(reinterpret_cast<const void*>(&direct_conv_transpose3d_kernel<scalar_t>),
+                       "CUDA kernel");
+    direct_conv_transpose3d_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(
+        geometry, input.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
+        bias.defined() ? bias.const_data_ptr<scalar_t>() : nullptr,
+        output.mutable_data_ptr<scalar_t>(), total, run_only_if);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
 }
 
 }  // namespace ct3d::cuda

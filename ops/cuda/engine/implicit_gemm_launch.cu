@@ -159,6 +159,61 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
   }
 }
 
+// Picks the tile configuration for the folded problem's channels and launches it
+// (launch_all_phases). kExact: the operands are exact in TF32 (one product each).
+template <bool kExact>
+void launch_configuration(const GatherProblem& folded, int fold, int* flag,
+                          const at::Tensor& source, const at::Tensor& weight,
+                          const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
+                          int64_t staging_budget_floats, const at::Tensor& staged) {
+  // Launches the configuration given by the type of its (empty) argument.
+  const auto launch = [&](auto config) {
+    launch_all_phases<decltype(config)>(folded, fold, flag, source, weight, bias, output, stream,
+                                        staging_budget_floats, staged);
+  };
+  const int64_t cout = folded.target_channels;
+  // The wgmma mainloop for more than 32 channels per block. Narrower blocks do too
+  // little math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels)
+  // 1.59 -> 2.20 ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48)
+  // 4.45 -> 4.11): there the input gather, not the tensor core, is the limit.
+  if (wgmma_enabled() && cout > kWgmmaMinChannels) {
+    // One m-tile per warpgroup and two chunks per stage (registers: accumulators +
+    // two sets of fragments).
+    switch (wgmma_channels_for(cout)) {
+      case 48:
+        launch(WgmmaConfig<48, 1, 2, kExact>{});
+        break;
+      case 64:
+        launch(WgmmaConfig<64, 1, 2, kExact>{});
+        break;
+      case 96:
+        launch(WgmmaConfig<96, 1, 2, kExact>{});
+        break;
+      default:
+        launch(WgmmaConfig<128, 1, 2, kExact>{});
+        break;
+    }
+  } else if (cout > 16 && cout <= 24) {
+    // Positions on M and three 8-channel tiles: no padding to 32 channels.
+    launch(TileConfig<4, PositionsOnM<4, 3, kExact>, kStages>{});
+  } else {
+    switch (channel_tiles_for(cout)) {
+      case 1:
+        launch(TileConfig<4, ChannelsOnM<1, 8, kExact>, kStages>{});
+        break;
+      case 2:
+        launch(TileConfig<4, ChannelsOnM<2, 8, kExact>, kStages>{});
+        break;
+      case 3:
+        launch(TileConfig<4, ChannelsOnM<3, 4, kExact>, kStages>{});
+        break;
+      default:
+        launch(TileConfig<4, ChannelsOnM<4, 4, kExact>, kStages>{});
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 StagedLayout gather_staged_layout(const GatherProblem& problem) {
@@ -245,51 +300,12 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   at::Tensor nonfinite;
   if (fold > 1) nonfinite = at::empty({1}, source.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
-  const int64_t cout = folded.target_channels;
-  // The wgmma mainloop for more than 32 channels per block. Narrower blocks do too
-  // little math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels)
-  // 1.59 -> 2.20 ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48)
-  // 4.45 -> 4.11): there the input gather, not the tensor core, is the limit.
-  // Launches the configuration given by the type of its (empty) argument.
-  const auto launch = [&](auto config) {
-    launch_all_phases<decltype(config)>(folded, fold, flag, source, weight, bias, output, stream,
-                                        staging_budget_floats, staged);
-  };
-  if (wgmma_enabled() && cout > kWgmmaMinChannels) {
-    // One m-tile per warpgroup and two chunks per stage (registers: accumulators +
-    // two sets of fragments).
-    switch (wgmma_channels_for(cout)) {
-      case 48:
-        launch(WgmmaConfig<48, 1, 2>{});
-        break;
-      case 64:
-        launch(WgmmaConfig<64, 1, 2>{});
-        break;
-      case 96:
-        launch(WgmmaConfig<96, 1, 2>{});
-        break;
-      default:
-        launch(WgmmaConfig<128, 1, 2>{});
-        break;
-    }
-  } else if (cout > 16 && cout <= 24) {
-    // Positions on M and three 8-channel tiles: no padding to 32 channels.
-    launch(TileConfig<4, PositionsOnM<4, 3>, kStages>{});
+  if (problem.operands_exact_in_tf32) {
+    launch_configuration<true>(folded, fold, flag, source, weight, bias, output, stream,
+                               staging_budget_floats, staged);
   } else {
-    switch (channel_tiles_for(cout)) {
-      case 1:
-        launch(TileConfig<4, ChannelsOnM<1, 8>, kStages>{});
-        break;
-      case 2:
-        launch(TileConfig<4, ChannelsOnM<2, 8>, kStages>{});
-        break;
-      case 3:
-        launch(TileConfig<4, ChannelsOnM<3, 4>, kStages>{});
-        break;
-      default:
-        launch(TileConfig<4, ChannelsOnM<4, 4>, kStages>{});
-        break;
-    }
+    launch_configuration<false>(folded, fold, flag, source, weight, bias, output, stream,
+                                staging_budget_floats, staged);
   }
   if (fold > 1) exact_rerun(flag);
 }

@@ -82,6 +82,9 @@ struct GatherProblem {
   int64_t reduce_channels = 0, target_channels = 0;  // per group
   std::array<GatherDim, kSpatialDims> dim;
   WeightLayout weight;
+  // Every source and weight value is a TF32 value (float16 or bfloat16 widened to
+  // float32): one TF32 product per multiply-add is exact, 3xTF32 is not needed.
+  bool operands_exact_in_tf32 = false;
 
   int64_t taps() const { return dim[0].kernel * dim[1].kernel * dim[2].kernel; }
 };

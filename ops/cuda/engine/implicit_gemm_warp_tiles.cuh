@@ -43,16 +43,21 @@ __device__ __forceinline__ void as_registers(const float4& v, uint32_t (&r)[4]) 
 // One k-step pair of 3xTF32 products into acc. The tensor core truncates when it
 // adds into its accumulator, a bias that grows with the reduction length (2e-5 at
 // K = 3360). So each stage's products (small terms first) go into a fresh partial,
-// added to the running sum by an ordinary round-to-nearest FADD.
+// added to the running sum by an ordinary round-to-nearest FADD. kExactOperands:
+// every operand is a TF32 value (widened float16 or bfloat16), so every lo part is
+// zero and hi*hi alone is the exact product.
+template <bool kExactOperands>
 __device__ __forceinline__ void mma_3xtf32_two_steps(float (&acc)[4], const uint32_t (&a_hi)[2][4],
                                                      const uint32_t (&a_lo)[2][4],
                                                      const uint32_t (&b_hi)[2][2],
                                                      const uint32_t (&b_lo)[2][2]) {
   float partial[4] = {0.f, 0.f, 0.f, 0.f};
-  mma_tf32_16x8x8(partial, a_lo[0], b_hi[0]);
-  mma_tf32_16x8x8(partial, a_hi[0], b_lo[0]);
-  mma_tf32_16x8x8(partial, a_lo[1], b_hi[1]);
-  mma_tf32_16x8x8(partial, a_hi[1], b_lo[1]);
+  if constexpr (!kExactOperands) {
+    mma_tf32_16x8x8(partial, a_lo[0], b_hi[0]);
+    mma_tf32_16x8x8(partial, a_hi[0], b_lo[0]);
+    mma_tf32_16x8x8(partial, a_lo[1], b_hi[1]);
+    mma_tf32_16x8x8(partial, a_hi[1], b_lo[1]);
+  }
   mma_tf32_16x8x8(partial, a_hi[0], b_hi[0]);
   mma_tf32_16x8x8(partial, a_hi[1], b_hi[1]);
 #pragma unroll
@@ -62,7 +67,8 @@ __device__ __forceinline__ void mma_3xtf32_two_steps(float (&acc)[4], const uint
 // Output channels on the mma's M side (A = weights, 16-channel tiles), positions
 // on N (B = input, 8-position tiles): kChannelTiles x kPositionTiles mma tiles.
 // A B fragment is two channels of one position, adjacent in a staged row.
-template <int kChannelTiles, int kPositionTiles>
+// kExact: operands exact in TF32 (mma_3xtf32_two_steps).
+template <int kChannelTiles, int kPositionTiles, bool kExact = false>
 struct ChannelsOnM {
   static constexpr bool kPositionsOnM = false;
   static constexpr int kChannels = kChannelTiles * 16;
@@ -100,7 +106,7 @@ struct ChannelsOnM {
       for (int nt = 0; nt < kPositionTiles; ++nt) {
         const uint32_t b_hi[2][2] = {{x_hi[nt][0], x_hi[nt][1]}, {x_hi[nt][2], x_hi[nt][3]}};
         const uint32_t b_lo[2][2] = {{x_lo[nt][0], x_lo[nt][1]}, {x_lo[nt][2], x_lo[nt][3]}};
-        mma_3xtf32_two_steps(acc[mt][nt], w_hi, w_lo, b_hi, b_lo);
+        mma_3xtf32_two_steps<kExact>(acc[mt][nt], w_hi, w_lo, b_hi, b_lo);
       }
     }
   }
@@ -128,7 +134,7 @@ struct ChannelsOnM {
 // N (B = weights, 8-channel tiles): for channel counts that are a multiple of 8
 // but not of 16 (24 would pad to 32 on M: a quarter of the products on zeros).
 // An A fragment is rows g and g + 8 of the tile, one 16-byte load each.
-template <int kPositionTiles, int kChannelTiles>
+template <int kPositionTiles, int kChannelTiles, bool kExact = false>
 struct PositionsOnM {
   static constexpr bool kPositionsOnM = true;
   static constexpr int kChannels = kChannelTiles * 8;
@@ -170,7 +176,7 @@ struct PositionsOnM {
       for (int nt = 0; nt < kChannelTiles; ++nt) {
         const uint32_t b_hi[2][2] = {{w_hi[nt][0], w_hi[nt][1]}, {w_hi[nt][2], w_hi[nt][3]}};
         const uint32_t b_lo[2][2] = {{w_lo[nt][0], w_lo[nt][1]}, {w_lo[nt][2], w_lo[nt][3]}};
-        mma_3xtf32_two_steps(acc[mt][nt], a_hi, a_lo, b_hi, b_lo);
+        mma_3xtf32_two_steps<kExact>(acc[mt][nt], a_hi, a_lo, b_hi, b_lo);
       }
     }
   }

@@ -34,8 +34,11 @@
 
 namespace ct3d::cuda {
 
-template <int kChannels, int kMTilesPerWarpgroup, int kChunksPerStage>
+// kExact: every operand is a TF32 value (widened float16 or bfloat16): the lo parts
+// are zero, and hi*hi alone is exact.
+template <int kChannels, int kMTilesPerWarpgroup, int kChunksPerStage, bool kExact = false>
 struct WgmmaConfig {
+  static constexpr bool kExactOperands = kExact;
   static constexpr int kN = kChannels;  // output channels of a block
   static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kChunks = kChunksPerStage;
@@ -206,8 +209,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             const uint32_t(&lo)[8] = f.lo[mt][c];
             const uint32_t a_hi[4] = {hi[2 * s], hi[4 + 2 * s], hi[2 * s + 1], hi[5 + 2 * s]};
             const uint32_t a_lo[4] = {lo[2 * s], lo[4 + 2 * s], lo[2 * s + 1], lo[5 + 2 * s]};
-            Mma::run(acc[mt], a_lo, b_hi, 1);
-            Mma::run(acc[mt], a_hi, b_lo, 1);
+            if constexpr (!Cfg::kExactOperands) {
+              Mma::run(acc[mt], a_lo, b_hi, 1);
+              Mma::run(acc[mt], a_hi, b_lo, 1);
+            }
             Mma::run(acc[mt], a_hi, b_hi, 1);
           }
         }
@@ -220,7 +225,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         fence_registers(f.hi[mt][c]);
-        fence_registers(f.lo[mt][c]);
+        if constexpr (!Cfg::kExactOperands) fence_registers(f.lo[mt][c]);
       }
   };
   auto fence_accumulators = [&] {

@@ -1,0 +1,20 @@
+// The two gradients on CUDA after their argument checks, shared by the backward ops
+// and the all-gradients op (conv_transpose3d_gradients_cuda.cu). float32 or float64
+// tensors on the current device.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "ops/conv_transpose3d_args.h"
+
+namespace ct3d {
+
+// operands_exact_in_tf32: float32 widened from float16 or bfloat16 (one TF32
+// product per multiply-add is exact).
+at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
+                               const at::Tensor& weight, bool operands_exact_in_tf32);
+
+at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                const at::Tensor& grad_output);
+
+}  // namespace ct3d
