@@ -166,20 +166,21 @@ ConvTranspose3dArgs check_conv_transpose3d_args(
   }
 
   // As in PyTorch, an empty batch may have empty spatial extents (and then gives an
-  // empty output); otherwise every input and output extent must be positive.
-  const int64_t smallest_extent = empty_batch ? 0 : 1;
+  // empty output); otherwise every input extent must be positive. An output extent
+  // of exactly 0 gives an empty output on every device (PyTorch 2.14's CPU path
+  // raises there instead); a negative one is an error.
   for (int i = 0; i < kSpatialDims; ++i) {
     args.input_size[i] = input.sym_size(channel_dim + 1 + i);
-    CT3D_SYM_CHECK(args.input_size[i].sym_ge(smallest_extent), "conv_transpose3d: input ",
+    CT3D_SYM_CHECK(args.input_size[i].sym_ge(empty_batch ? 0 : 1), "conv_transpose3d: input ",
                    kDimNames[i], " must be positive, got input of shape ", input.sym_sizes());
     args.output_size[i] =
         transposed_output_extent(args.input_size[i], args.kernel_size[i], args.stride[i],
                                  args.padding[i], args.output_padding[i], args.dilation[i]);
-    CT3D_SYM_CHECK(args.output_size[i].sym_ge(smallest_extent), "conv_transpose3d: output ",
+    CT3D_SYM_CHECK(args.output_size[i].sym_ge(0), "conv_transpose3d: output ",
                    kDimNames[i], " would be ", args.output_size[i], " (input ", args.input_size[i],
                    ", kernel ", args.kernel_size[i], ", stride ", args.stride[i], ", padding ",
                    args.padding[i], ", output_padding ", args.output_padding[i], ", dilation ",
-                   args.dilation[i], "); it must be positive");
+                   args.dilation[i], "); it must not be negative");
   }
   return args;
 }

@@ -124,3 +124,21 @@ def test_backward_op_rejects_bad_rank():
     w = torch.randn(4, 3, 2, 2, 2)
     with pytest.raises(RuntimeError, match=r"grad_output must be a 5-D"):
         torch.ops.ct3d.conv_transpose3d_input_backward(g, w, [3, 3, 3], [1], [0], 1, [1])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_output_extent_of_zero_gives_empty_output_and_zero_gradients(device, dtype):
+    # Depth: (2 - 1) * 1 - 2 * 1 + 1 = 0. A negative extent stays an error (test_errors).
+    x = torch.randn(2, 4, 2, 3, 3, dtype=dtype, device=device, requires_grad=True)
+    w = torch.randn(4, 2, 1, 3, 3, dtype=dtype, device=device, requires_grad=True)
+    b = torch.randn(2, dtype=dtype, device=device, requires_grad=True)
+    out = torch.ops.ct3d.conv_transpose3d(x, w, b, [1], [1, 0, 0], [0], 1, [1])
+    assert out.shape == (2, 2, 0, 5, 5)
+    out.sum().backward()
+    for t in (x, w, b):
+        assert t.grad.shape == t.shape and torch.equal(t.grad, torch.zeros_like(t))
+    grads = torch.ops.ct3d.conv_transpose3d_backward(out.detach(), x.detach(), w.detach(), [1],
+                                                     [1, 0, 0], 1, [1], [True, True, True])
+    for got, t in zip(grads, (x, w, b)):
+        assert torch.equal(got, torch.zeros_like(t))

@@ -133,6 +133,11 @@ def run_case(c, device, seed):
         else:
             event("both raise")
         return
+    if ref_error is not None and out.numel() == 0 and 0 in out.shape[-3:]:
+        # An output extent of exactly 0: ct3d returns the empty output on every device;
+        # PyTorch's CPU path raises "Output size is too small" there.
+        event("ct3d returns an empty output PyTorch rejects")
+        return
     assert ref_error is None, (c, f"PyTorch raised {ref_error!r}, ct3d did not")
     event("both compute" + (" (empty)" if out.numel() == 0 else "") +
           (" with NaN/Inf" if c["special"] else "") +

@@ -186,6 +186,7 @@ at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
   }
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   if (grad_input.numel() == 0) return grad_input;
+  if (grad_output.numel() == 0) return grad_input.zero_();  // an output extent of 0
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const ConvGeometry geometry = geometry_of(args);
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cpu", [&] {
@@ -209,6 +210,7 @@ at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS) {
   }
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
+  if (grad_output.numel() == 0) return grad_weight.zero_();  // empty batch or output
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "ct3d_weight_backward_cpu", [&] {
     weight_backward_kernel<scalar_t>(geometry_of(args), x, g, grad_weight);

@@ -126,6 +126,7 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   const int64_t total = grad_input.numel();
   if (total == 0) return grad_input;
+  if (grad_output.numel() == 0) return grad_input.zero_();  // an output extent of 0
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const ConvGeometry geometry = geometry_of(args);
@@ -164,8 +165,8 @@ at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tenso
                                 const at::Tensor& grad_output) {
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
+  if (grad_output.numel() == 0) return grad_weight.zero_();  // empty batch or output
   const ConvGeometry geometry = geometry_of(args);
-  if (geometry.batch == 0) return grad_weight.zero_();
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);

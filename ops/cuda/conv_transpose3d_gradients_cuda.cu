@@ -28,8 +28,8 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   const ConvGeometry geometry = geometry_of(args);
   const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
   at::Tensor grad_input, grad_weight, grad_bias;
-  const bool fused = output_mask[1] && geometry.batch > 0 && weight.numel() > 0 &&
-                     input.numel() > 0 &&
+  const bool fused = output_mask[1] && weight.numel() > 0 && input.numel() > 0 &&
+                     grad_output.numel() > 0 &&
                      cuda::weight_gradient_supports(plan, grad_output.scalar_type());
   if (!fused) {
     // The two gradients' own paths and a sum: nothing shared.
