@@ -165,12 +165,12 @@ def write_chart(rows, path, title):
     fig.savefig(path, dpi=120)
 
 
-def bench_arguments(description, default_reps):
+def bench_arguments(description, default_reps, default_name="bench"):
     """The command line every benchmark takes."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--problems", default="level1",
                         help="level1, wide (bench/wide_layers.py) or numbers, comma-separated")
-    parser.add_argument("--name", default="bench", help="result file stem in --out")
+    parser.add_argument("--name", default=default_name, help="result file stem in --out")
     parser.add_argument("--reps", type=int, default=default_reps)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--input-sets", type=int, default=3)

@@ -119,7 +119,7 @@ def run_problem(problem, reps, warmup, input_sets, dtype=torch.float32):
 
 
 def main():
-    args = bench_arguments(__doc__.split("\n")[0], default_reps=15)
+    args = bench_arguments(__doc__.split("\n")[0], default_reps=15, default_name="training")
     env, rows = run_all(args, run_problem, lambda row: (
         f"[{row['label']}] step ct3d {row['ct3d_ms']:.2f} ms, default {row['default_ms']:.2f}, "
         f"fp32 {row['fp32_ms']:.2f}; dgrad {row['dgrad_ms']:.2f}/{row['dgrad_default_ms']:.2f}, "
@@ -128,7 +128,7 @@ def main():
     summary = {"geomean_vs_default": geomean(rows, "vs_default"),
                "geomean_vs_fp32": geomean(rows, "vs_fp32"),
                "max_err": max(max(r["err_input"], r["err_weight"], r["err_bias"]) for r in rows)}
-    save_results(args.out, "training", env, rows, summary,
+    save_results(args.out, args.name, env, rows, summary,
                  f"ct3d training step (forward + 3 gradients), {env['dtype']}")
     print()
     print("| problem | step ct3d ms | default ms | fp32 ms | vs default | vs fp32 | fwd ms (def) | "
