@@ -10,7 +10,7 @@ ConvGeometry geometry_of(const ConvTranspose3dArgs& args) {
   g.groups = args.groups;
   const Int3 input = args.concrete_input_size(), output = args.concrete_output_size();
   for (int i = 0; i < kSpatialDims; ++i) {
-    g.dim[i] = {input[i],         output[i],       args.kernel_size[i],
+    g.dim[i] = {input[i],       output[i],       args.kernel_size[i],
                 args.stride[i], args.padding[i], args.dilation[i]};
   }
   return g;

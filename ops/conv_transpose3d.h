@@ -11,20 +11,24 @@
 
 namespace ct3d {
 
-#define CT3D_CONV_TRANSPOSE3D_PARAMS                                                               \
-  const at::Tensor &input, const at::Tensor &weight, const std::optional<at::Tensor>&bias,         \
-      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, \
-      c10::SymInt groups, c10::SymIntArrayRef dilation
-
 // ct3d's own CPU kernel: float32 and float64, parallel over the machine's cores
 // (float16 and bfloat16 computed in float32, ops/reduced_precision.h).
-at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS);
+at::Tensor conv_transpose3d_cpu(const at::Tensor& input, const at::Tensor& weight,
+                                const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                                c10::SymInt groups, c10::SymIntArrayRef dilation);
 
 // ct3d's own CUDA kernels: a 3xTF32 tensor-core implicit GEMM for float32 (and for
 // float16 and bfloat16, widened to float32), a direct kernel for float64.
-at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS);
+at::Tensor conv_transpose3d_cuda(const at::Tensor& input, const at::Tensor& weight,
+                                 const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                 c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                                 c10::SymInt groups, c10::SymIntArrayRef dilation);
 
 // Output shape and dtype only, for fake tensors and torch.compile.
-at::Tensor conv_transpose3d_meta(CT3D_CONV_TRANSPOSE3D_PARAMS);
+at::Tensor conv_transpose3d_meta(const at::Tensor& input, const at::Tensor& weight,
+                                 const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                 c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                                 c10::SymInt groups, c10::SymIntArrayRef dilation);
 
 }  // namespace ct3d

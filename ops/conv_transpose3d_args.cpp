@@ -176,11 +176,11 @@ ConvTranspose3dArgs check_conv_transpose3d_args(
     args.output_size[i] =
         transposed_output_extent(args.input_size[i], args.kernel_size[i], args.stride[i],
                                  args.padding[i], args.output_padding[i], args.dilation[i]);
-    CT3D_SYM_CHECK(args.output_size[i].sym_ge(0), "conv_transpose3d: output ",
-                   kDimNames[i], " would be ", args.output_size[i], " (input ", args.input_size[i],
-                   ", kernel ", args.kernel_size[i], ", stride ", args.stride[i], ", padding ",
-                   args.padding[i], ", output_padding ", args.output_padding[i], ", dilation ",
-                   args.dilation[i], "); it must not be negative");
+    CT3D_SYM_CHECK(args.output_size[i].sym_ge(0), "conv_transpose3d: output ", kDimNames[i],
+                   " would be ", args.output_size[i], " (input ", args.input_size[i], ", kernel ",
+                   args.kernel_size[i], ", stride ", args.stride[i], ", padding ", args.padding[i],
+                   ", output_padding ", args.output_padding[i], ", dilation ", args.dilation[i],
+                   "); it must not be negative");
   }
   return args;
 }

@@ -18,44 +18,68 @@
 
 namespace ct3d {
 
-#define CT3D_INPUT_BACKWARD_PARAMS                                                         \
-  const at::Tensor &grad_output, const at::Tensor &weight, c10::SymIntArrayRef input_size, \
-      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,         \
-      c10::SymIntArrayRef dilation
-
-#define CT3D_WEIGHT_BACKWARD_PARAMS                                                        \
-  const at::Tensor &input, const at::Tensor &grad_output, c10::SymIntArrayRef kernel_size, \
-      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,         \
-      c10::SymIntArrayRef dilation
-
 // dL/dx: (N, C_in, *input_size) from grad_output (N, C_out, D', H', W') and the
 // weight (C_in, C_out / groups, kD, kH, kW).
-at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS);
-at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS);
-at::Tensor conv_transpose3d_input_backward_meta(CT3D_INPUT_BACKWARD_PARAMS);
+at::Tensor conv_transpose3d_input_backward_cpu(const at::Tensor& grad_output,
+                                               const at::Tensor& weight,
+                                               c10::SymIntArrayRef input_size,
+                                               c10::SymIntArrayRef stride,
+                                               c10::SymIntArrayRef padding, c10::SymInt groups,
+                                               c10::SymIntArrayRef dilation);
+at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
+                                                const at::Tensor& weight,
+                                                c10::SymIntArrayRef input_size,
+                                                c10::SymIntArrayRef stride,
+                                                c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                c10::SymIntArrayRef dilation);
+at::Tensor conv_transpose3d_input_backward_meta(const at::Tensor& grad_output,
+                                                const at::Tensor& weight,
+                                                c10::SymIntArrayRef input_size,
+                                                c10::SymIntArrayRef stride,
+                                                c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                c10::SymIntArrayRef dilation);
 
 // dL/dw: (C_in, C_out / groups, *kernel_size) from input (N, C_in, D, H, W) and
 // grad_output (N, C_out, D', H', W').
-at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS);
-at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS);
-at::Tensor conv_transpose3d_weight_backward_meta(CT3D_WEIGHT_BACKWARD_PARAMS);
+at::Tensor conv_transpose3d_weight_backward_cpu(const at::Tensor& input,
+                                                const at::Tensor& grad_output,
+                                                c10::SymIntArrayRef kernel_size,
+                                                c10::SymIntArrayRef stride,
+                                                c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                c10::SymIntArrayRef dilation);
+at::Tensor conv_transpose3d_weight_backward_cuda(const at::Tensor& input,
+                                                 const at::Tensor& grad_output,
+                                                 c10::SymIntArrayRef kernel_size,
+                                                 c10::SymIntArrayRef stride,
+                                                 c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                 c10::SymIntArrayRef dilation);
+at::Tensor conv_transpose3d_weight_backward_meta(const at::Tensor& input,
+                                                 const at::Tensor& grad_output,
+                                                 c10::SymIntArrayRef kernel_size,
+                                                 c10::SymIntArrayRef stride,
+                                                 c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                 c10::SymIntArrayRef dilation);
 
 // All three gradients of one forward call, each only where output_mask asks for it
 // (undefined otherwise): (dL/dx, dL/dw, dL/db). autograd calls this one op, so a
 // backend can share work between the gradients (CUDA: grad_output is staged once,
 // and dL/db summed in that pass). Composite: the two ops above and a sum.
-#define CT3D_BACKWARD_PARAMS                                                                    \
-  const at::Tensor &grad_output, const at::Tensor &input, const at::Tensor &weight,             \
-      c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,              \
-      c10::SymIntArrayRef dilation, std::array<bool, 3> output_mask
-
 using Gradients = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
-Gradients conv_transpose3d_backward_composite(CT3D_BACKWARD_PARAMS);
+Gradients conv_transpose3d_backward_composite(const at::Tensor& grad_output,
+                                              const at::Tensor& input, const at::Tensor& weight,
+                                              c10::SymIntArrayRef stride,
+                                              c10::SymIntArrayRef padding, c10::SymInt groups,
+                                              c10::SymIntArrayRef dilation,
+                                              std::array<bool, 3> output_mask);
 
 // dL/db: grad_output summed over batch and positions, accumulated in double (a bias
 // gradient is often a sum with heavy cancellation), in grad_output's dtype.
 at::Tensor bias_gradient(const at::Tensor& grad_output);
-Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS);
+Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
+                                         const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                         c10::SymIntArrayRef padding, c10::SymInt groups,
+                                         c10::SymIntArrayRef dilation,
+                                         std::array<bool, 3> output_mask);
 
 }  // namespace ct3d

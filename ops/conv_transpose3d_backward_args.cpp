@@ -12,8 +12,8 @@ using namespace checks;
 
 void check_batched(const at::Tensor& tensor, const char* name) {
   CT3D_CHECK(tensor.dim() == 5, "conv_transpose3d backward: ", name,
-             " must be a 5-D (N, C, D, H, W) tensor, got a ", tensor.dim(),
-             "-D tensor of shape ", tensor.sym_sizes());
+             " must be a 5-D (N, C, D, H, W) tensor, got a ", tensor.dim(), "-D tensor of shape ",
+             tensor.sym_sizes());
 }
 
 // The forward's parameter checks; output_padding is checked afterwards, against
@@ -47,30 +47,27 @@ void set_extents(ConvTranspose3dArgs& args, const at::Tensor& grad_output,
     CT3D_SYM_CHECK(args.input_size[i].sym_ge(smallest_extent), "conv_transpose3d backward: input ",
                    kDimNames[i], " must be positive, got ", args.input_size[i]);
     args.output_size[i] = grad_output.sym_size(2 + i);
-    const c10::SymInt natural = transposed_output_extent(
-        args.input_size[i], args.kernel_size[i], args.stride[i], args.padding[i], 0,
-        args.dilation[i]);
+    const c10::SymInt natural =
+        transposed_output_extent(args.input_size[i], args.kernel_size[i], args.stride[i],
+                                 args.padding[i], 0, args.dilation[i]);
     const int64_t largest_padding =
         empty_batch ? INT64_MAX : std::max(args.stride[i], args.dilation[i]) - 1;
     args.output_padding[i] = (args.output_size[i] - natural).guard_int(__FILE__, __LINE__);
     CT3D_CHECK(args.output_padding[i] >= 0 && args.output_padding[i] <= largest_padding,
-               "conv_transpose3d backward: grad_output ", kDimNames[i], " is ",
-               args.output_size[i], ", expected the forward's output ", kDimNames[i],
-               " for input ", args.input_size[i], ", kernel ", args.kernel_size[i], ", stride ",
-               args.stride[i], ", padding ", args.padding[i], " and dilation ", args.dilation[i],
-               ": ", natural, " plus an output_padding below max(stride, dilation)");
+               "conv_transpose3d backward: grad_output ", kDimNames[i], " is ", args.output_size[i],
+               ", expected the forward's output ", kDimNames[i], " for input ", args.input_size[i],
+               ", kernel ", args.kernel_size[i], ", stride ", args.stride[i], ", padding ",
+               args.padding[i], " and dilation ", args.dilation[i], ": ", natural,
+               " plus an output_padding below max(stride, dilation)");
   }
 }
 
 }  // namespace
 
-ConvTranspose3dArgs check_input_backward_args(const at::Tensor& grad_output,
-                                              const at::Tensor& weight,
-                                              c10::SymIntArrayRef input_size,
-                                              c10::SymIntArrayRef stride,
-                                              c10::SymIntArrayRef padding,
-                                              const c10::SymInt& groups,
-                                              c10::SymIntArrayRef dilation) {
+ConvTranspose3dArgs check_input_backward_args(
+    const at::Tensor& grad_output, const at::Tensor& weight, c10::SymIntArrayRef input_size,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, const c10::SymInt& groups,
+    c10::SymIntArrayRef dilation) {
   check_batched(grad_output, "grad_output");
   check_weight_rank(weight);
   check_same_device_and_dtype(grad_output, "grad_output", weight, "weight");
@@ -91,13 +88,10 @@ ConvTranspose3dArgs check_input_backward_args(const at::Tensor& grad_output,
   return args;
 }
 
-ConvTranspose3dArgs check_weight_backward_args(const at::Tensor& input,
-                                               const at::Tensor& grad_output,
-                                               c10::SymIntArrayRef kernel_size,
-                                               c10::SymIntArrayRef stride,
-                                               c10::SymIntArrayRef padding,
-                                               const c10::SymInt& groups,
-                                               c10::SymIntArrayRef dilation) {
+ConvTranspose3dArgs check_weight_backward_args(
+    const at::Tensor& input, const at::Tensor& grad_output, c10::SymIntArrayRef kernel_size,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, const c10::SymInt& groups,
+    c10::SymIntArrayRef dilation) {
   check_batched(input, "input");
   check_batched(grad_output, "grad_output");
   check_same_device_and_dtype(input, "input", grad_output, "grad_output");
@@ -129,8 +123,8 @@ ConvTranspose3dArgs check_backward_args(const at::Tensor& grad_output, const at:
   CT3D_SYM_CHECK(input.sym_size(0).sym_eq(args.batch), "conv_transpose3d backward: input batch ",
                  input.sym_size(0), " must equal grad_output batch ", args.batch);
   const int64_t in_channels = input.sym_size(1).guard_int(__FILE__, __LINE__);
-  CT3D_CHECK(in_channels == args.in_channels, "conv_transpose3d backward: input has ",
-             in_channels, " channels, expected weight.size(0) = ", args.in_channels);
+  CT3D_CHECK(in_channels == args.in_channels, "conv_transpose3d backward: input has ", in_channels,
+             " channels, expected weight.size(0) = ", args.in_channels);
   return args;
 }
 

@@ -13,21 +13,15 @@
 
 namespace ct3d {
 
-ConvTranspose3dArgs check_input_backward_args(const at::Tensor& grad_output,
-                                              const at::Tensor& weight,
-                                              c10::SymIntArrayRef input_size,
-                                              c10::SymIntArrayRef stride,
-                                              c10::SymIntArrayRef padding,
-                                              const c10::SymInt& groups,
-                                              c10::SymIntArrayRef dilation);
+ConvTranspose3dArgs check_input_backward_args(
+    const at::Tensor& grad_output, const at::Tensor& weight, c10::SymIntArrayRef input_size,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, const c10::SymInt& groups,
+    c10::SymIntArrayRef dilation);
 
-ConvTranspose3dArgs check_weight_backward_args(const at::Tensor& input,
-                                               const at::Tensor& grad_output,
-                                               c10::SymIntArrayRef kernel_size,
-                                               c10::SymIntArrayRef stride,
-                                               c10::SymIntArrayRef padding,
-                                               const c10::SymInt& groups,
-                                               c10::SymIntArrayRef dilation);
+ConvTranspose3dArgs check_weight_backward_args(
+    const at::Tensor& input, const at::Tensor& grad_output, c10::SymIntArrayRef kernel_size,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, const c10::SymInt& groups,
+    c10::SymIntArrayRef dilation);
 
 // Both of the above at once: grad_output, input and weight of one forward call.
 ConvTranspose3dArgs check_backward_args(const at::Tensor& grad_output, const at::Tensor& input,

@@ -9,7 +9,12 @@
 
 namespace ct3d {
 
-Gradients conv_transpose3d_backward_composite(CT3D_BACKWARD_PARAMS) {
+Gradients conv_transpose3d_backward_composite(const at::Tensor& grad_output,
+                                              const at::Tensor& input, const at::Tensor& weight,
+                                              c10::SymIntArrayRef stride,
+                                              c10::SymIntArrayRef padding, c10::SymInt groups,
+                                              c10::SymIntArrayRef dilation,
+                                              std::array<bool, 3> output_mask) {
   check_backward_args(grad_output, input, weight, stride, padding, groups, dilation);
   at::Tensor grad_input, grad_weight, grad_bias;
   if (output_mask[0]) {
@@ -17,8 +22,8 @@ Gradients conv_transpose3d_backward_composite(CT3D_BACKWARD_PARAMS) {
                                           padding, groups, dilation);
   }
   if (output_mask[1]) {
-    grad_weight = weight_backward_op().call(input, grad_output, weight.sym_sizes().slice(2),
-                                            stride, padding, groups, dilation);
+    grad_weight = weight_backward_op().call(input, grad_output, weight.sym_sizes().slice(2), stride,
+                                            padding, groups, dilation);
   }
   if (output_mask[2]) grad_bias = bias_gradient(grad_output);
   return {grad_input, grad_weight, grad_bias};

@@ -18,7 +18,8 @@ TEST_CASE("make_phase_problem describes a strided grouped call") {
       x, w, std::nullopt, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
       c10::fromIntArrayRefSlow(output_padding), c10::SymInt(2), c10::fromIntArrayRefSlow(dilation));
   const at::Tensor out = at::empty({2, 10, 6, 4, 13});  // (3-1)*2-2+2+1+1, 4, (5-1)*3-2+2+1
-  const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(ct3d::cuda::forward_gather(ct3d::geometry_of(args)), 16, 16, out);
+  const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(
+      ct3d::cuda::forward_gather(ct3d::geometry_of(args)), 16, 16, out);
 
   CHECK(p.phases == 6);
   CHECK_FALSE(p.uncovered_outputs);
@@ -77,7 +78,8 @@ TEST_CASE("make_phase_problem launches only the phases that have taps") {
       x, w, std::nullopt, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
       c10::fromIntArrayRefSlow(output_padding), c10::SymInt(1), c10::fromIntArrayRefSlow(dilation));
   const at::Tensor out = at::empty({1, 4, 7, 9, 11});  // (n-1)*2-2+2*2+1
-  const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(ct3d::cuda::forward_gather(ct3d::geometry_of(args)), 16, 16, out);
+  const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(
+      ct3d::cuda::forward_gather(ct3d::geometry_of(args)), 16, 16, out);
 
   CHECK(p.phases == 1);
   CHECK(p.uncovered_outputs);
@@ -120,7 +122,8 @@ TEST_CASE("the staged halo keeps every tap of every launched row inside") {
         c10::fromIntArrayRefSlow(dilation));
     const at::Tensor output = at::empty({1, 3, out[0], out[1], out[2]});
     // make_phase_problem asserts that every residue's taps form a progression.
-    const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(ct3d::cuda::forward_gather(ct3d::geometry_of(args)), 16, 16, output);
+    const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(
+        ct3d::cuda::forward_gather(ct3d::geometry_of(args)), 16, 16, output);
     for (int i = 0; i < 3; ++i) {
       const ct3d::cuda::DimParams& dim = p.dim[i];
       for (int a = 0; a < dim.active_residues; ++a) {

@@ -30,11 +30,11 @@ bool staged_once(int64_t cin, int64_t cout, int64_t groups) {
 }  // namespace
 
 TEST_CASE("grad_output is staged once where both GEMMs pad its channels alike") {
-  CHECK(staged_once(8, 16, 1));   // 16 and 16
-  CHECK(staged_once(32, 32, 1));  // 32 and 32 (KernelBench 73)
-  CHECK(staged_once(32, 64, 1));  // 64 and 64 (68, 77)
-  CHECK(staged_once(16, 64, 2));  // 2 groups of 32, not folded
-  CHECK(staged_once(48, 24, 1));  // 32 and 32 (70)
+  CHECK(staged_once(8, 16, 1));         // 16 and 16
+  CHECK(staged_once(32, 32, 1));        // 32 and 32 (KernelBench 73)
+  CHECK(staged_once(32, 64, 1));        // 64 and 64 (68, 77)
+  CHECK(staged_once(16, 64, 2));        // 2 groups of 32, not folded
+  CHECK(staged_once(48, 24, 1));        // 32 and 32 (70)
   CHECK_FALSE(staged_once(20, 48, 1));  // 48 for the input gradient, 64 for the weight's (61)
 }
 

@@ -44,33 +44,32 @@ using ct3d::cuda::split_tf32;
 using ct3d::cuda::Wgmma;
 
 __device__ __forceinline__ void wgmma_m64n128k8_tf32_rs(float (&d)[64], const uint32_t (&a)[4],
-                                                      uint64_t b_descriptor, int accumulate) {
+                                                        uint64_t b_descriptor, int accumulate) {
   Wgmma<128>::run(d, a, b_descriptor, accumulate);
 }
 
-#define CHECK_CUDA(call)                                                              \
-  do {                                                                                \
-    cudaError_t e = (call);                                                           \
-    if (e != cudaSuccess) {                                                           \
+#define CHECK_CUDA(call)                                                                  \
+  do {                                                                                    \
+    cudaError_t e = (call);                                                               \
+    if (e != cudaSuccess) {                                                               \
       std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+      std::exit(1);                                                                       \
+    }                                                                                     \
   } while (0)
 
 constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32, kSlots = 4, kThreads = 256;
 constexpr int kPitchA = kBlockK + 4;
-constexpr int kStageAFloats = kBlockM * kPitchA;           // 4608
-constexpr int kStageBFloats = kBlockN * kBlockK;           // one of hi / lo: 4096
+constexpr int kStageAFloats = kBlockM * kPitchA;  // 4608
+constexpr int kStageBFloats = kBlockN * kBlockK;  // one of hi / lo: 4096
 constexpr int kStageFloats = kStageAFloats + 2 * kStageBFloats;
-constexpr int kSharedBytes = 4 * kSlots * kStageFloats;    // 204800
+constexpr int kSharedBytes = 4 * kSlots * kStageFloats;  // 204800
 
 // K-major, no swizzle: core matrices of 8 rows x 16 bytes; LBO = next core matrix
 // along K, SBO = next 8-row group along N.
 __device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t lbo, uint32_t sbo,
                                                uint64_t swizzle = 0) {
-  return static_cast<uint64_t>((address & 0x3FFFF) >> 4) |
-         (static_cast<uint64_t>(lbo >> 4) << 16) | (static_cast<uint64_t>(sbo >> 4) << 32) |
-         (swizzle << 62);
+  return static_cast<uint64_t>((address & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
+         (static_cast<uint64_t>(sbo >> 4) << 32) | (swizzle << 62);
 }
 
 // packed[n_block][k_tile][hi|lo][s][nb][half][r][e] = B[n_block*128 + nb*8 + r]
@@ -90,7 +89,8 @@ __global__ void pack_b_kernel(const float* __restrict__ b, float* __restrict__ p
     const int e = kk / 8, s = (kk % 8) / 2, half = kk % 2;
     uint32_t hi, lo;
     split_tf32(b[i], hi, lo);
-    const int64_t base = (static_cast<int64_t>(n_block) * (k / kBlockK) + k_tile) * 2 * kStageBFloats;
+    const int64_t base =
+        (static_cast<int64_t>(n_block) * (k / kBlockK) + k_tile) * 2 * kStageBFloats;
     int inner;
     if constexpr (kSwizzle) {
       const int row_in_block = nb * 8 + r, position = 8 * s + e + 4 * half;
@@ -133,8 +133,7 @@ __device__ __forceinline__ void hold(AFragments& f) {
 }
 
 template <bool kSwizzle, int kProducts>
-__device__ __forceinline__ void issue_stage(float (&acc)[64], const AFragments& f,
-                                            uint32_t b_hi) {
+__device__ __forceinline__ void issue_stage(float (&acc)[64], const AFragments& f, uint32_t b_hi) {
   const uint32_t b_lo = b_hi + 4 * kStageBFloats;
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
@@ -322,8 +321,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   if (tid < 128) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     const float* a_block = a + static_cast<int64_t>(m0) * k;
-    const float* b_block =
-        packed_b + static_cast<int64_t>(n_block) * k_tiles * 2 * kStageBFloats;
+    const float* b_block = packed_b + static_cast<int64_t>(n_block) * k_tiles * 2 * kStageBFloats;
     for (int it = 0; it < k_tiles; ++it) {
       const int slot = it % kSlots, round = it / kSlots;
       mbarrier_wait(empty0 + 8 * slot, (round & 1) ^ 1);
@@ -431,11 +429,11 @@ void run(int m, int n, int k, int repeats) {
   fill_random<<<1024, 256>>>(b, int64_t(n) * k, 5678u);
   CHECK_CUDA(cudaMemset(c, 0xFF, sizeof(float) * int64_t(m) * n));  // NaN poison
   pack_b_kernel<kSwizzle><<<1024, 256>>>(b, packed, n, k);
-  auto kernel = kWs ? wgmma_3xtf32_gemm_ws<kFlush>
-                    : wgmma_3xtf32_gemm<kFlush, kAsync, kSwizzle, kProducts>;
+  auto kernel =
+      kWs ? wgmma_3xtf32_gemm_ws<kFlush> : wgmma_3xtf32_gemm<kFlush, kAsync, kSwizzle, kProducts>;
   const int threads = kWs ? kWsThreads : kThreads;
-  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  kSharedBytes));
+  CHECK_CUDA(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
   const dim3 grid(m / kBlockM, n / kBlockN);
   kernel<<<grid, threads, kSharedBytes>>>(a, packed, c, m, n, k);
   CHECK_CUDA(cudaGetLastError());
@@ -447,10 +445,10 @@ void run(int m, int n, int k, int repeats) {
   double err2 = 0, ref2 = 0;
   for (int sample = 0; sample < 64; ++sample) {
     const int row = static_cast<int>((int64_t(sample) * 7919 * 131) % m);
-    CHECK_CUDA(cudaMemcpy(ha.data(), a + int64_t(row) * k, sizeof(float) * k,
-                          cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(hc.data(), c + int64_t(row) * n, sizeof(float) * n,
-                          cudaMemcpyDeviceToHost));
+    CHECK_CUDA(
+        cudaMemcpy(ha.data(), a + int64_t(row) * k, sizeof(float) * k, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(
+        cudaMemcpy(hc.data(), c + int64_t(row) * n, sizeof(float) * n, cudaMemcpyDeviceToHost));
     for (int col = 0; col < n; ++col) {
       double ref = 0;
       for (int kk = 0; kk < k; ++kk) ref += double(ha[kk]) * double(hb[int64_t(col) * k + kk]);
@@ -475,8 +473,11 @@ void run(int m, int n, int k, int repeats) {
   std::sort(times.begin(), times.end());
   const double ms = times[times.size() / 2];
   const double tflops = 2.0 * m * n * k * (kProducts == 3 ? 1 : 1) / (ms * 1e-3) / 1e12;
-  std::printf("ws=%d async=%d swizzle=%d products=%d flush=%d m=%d n=%d k=%d: %.3f ms, %.1f TFLOP/s (3xTF32 effective), rel err %.2e\n",
-              int(kWs), int(kAsync), int(kSwizzle), kProducts, kFlush, m, n, k, ms, tflops, std::sqrt(err2 / ref2));
+  std::printf(
+      "ws=%d async=%d swizzle=%d products=%d flush=%d m=%d n=%d k=%d: %.3f ms, %.1f TFLOP/s "
+      "(3xTF32 effective), rel err %.2e\n",
+      int(kWs), int(kAsync), int(kSwizzle), kProducts, kFlush, m, n, k, ms, tflops,
+      std::sqrt(err2 / ref2));
   cudaFree(a);
   cudaFree(b);
   cudaFree(packed);

@@ -10,7 +10,15 @@
 
 namespace ct3d {
 
-at::Tensor conv_transpose3d_autocast_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS);
-at::Tensor conv_transpose3d_autocast_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS);
+at::Tensor conv_transpose3d_autocast_cuda(const at::Tensor& input, const at::Tensor& weight,
+                                          const std::optional<at::Tensor>& bias,
+                                          c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                                          c10::SymIntArrayRef output_padding, c10::SymInt groups,
+                                          c10::SymIntArrayRef dilation);
+at::Tensor conv_transpose3d_autocast_cpu(const at::Tensor& input, const at::Tensor& weight,
+                                         const std::optional<at::Tensor>& bias,
+                                         c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                                         c10::SymIntArrayRef output_padding, c10::SymInt groups,
+                                         c10::SymIntArrayRef dilation);
 
 }  // namespace ct3d

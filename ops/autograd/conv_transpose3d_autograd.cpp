@@ -184,12 +184,20 @@ class WeightBackwardFunction : public torch::autograd::Function<WeightBackwardFu
 
 }  // namespace
 
-at::Tensor conv_transpose3d_autograd(CT3D_CONV_TRANSPOSE3D_PARAMS) {
+at::Tensor conv_transpose3d_autograd(const at::Tensor& input, const at::Tensor& weight,
+                                     const std::optional<at::Tensor>& bias,
+                                     c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                                     c10::SymIntArrayRef output_padding, c10::SymInt groups,
+                                     c10::SymIntArrayRef dilation) {
   return ConvTranspose3dFunction::apply(input, weight, bias, stride, padding, output_padding,
                                         std::move(groups), dilation);
 }
 
-Gradients conv_transpose3d_backward_autograd(CT3D_BACKWARD_PARAMS) {
+Gradients conv_transpose3d_backward_autograd(const at::Tensor& grad_output, const at::Tensor& input,
+                                             const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                             c10::SymIntArrayRef padding, c10::SymInt groups,
+                                             c10::SymIntArrayRef dilation,
+                                             std::array<bool, 3> output_mask) {
   // Differentiated itself (create_graph): the composite form, whose two ops carry
   // their own autograd. Otherwise the backend's kernel, fused where it has one.
   const bool differentiable =
@@ -204,12 +212,20 @@ Gradients conv_transpose3d_backward_autograd(CT3D_BACKWARD_PARAMS) {
                             dilation, output_mask);
 }
 
-at::Tensor conv_transpose3d_input_backward_autograd(CT3D_INPUT_BACKWARD_PARAMS) {
+at::Tensor conv_transpose3d_input_backward_autograd(const at::Tensor& grad_output,
+                                                    const at::Tensor& weight,
+                                                    c10::SymIntArrayRef input_size,
+                                                    c10::SymIntArrayRef stride,
+                                                    c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                    c10::SymIntArrayRef dilation) {
   return InputBackwardFunction::apply(grad_output, weight, input_size, stride, padding,
                                       std::move(groups), dilation);
 }
 
-at::Tensor conv_transpose3d_weight_backward_autograd(CT3D_WEIGHT_BACKWARD_PARAMS) {
+at::Tensor conv_transpose3d_weight_backward_autograd(
+    const at::Tensor& input, const at::Tensor& grad_output, c10::SymIntArrayRef kernel_size,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,
+    c10::SymIntArrayRef dilation) {
   return WeightBackwardFunction::apply(input, grad_output, kernel_size, stride, padding,
                                        std::move(groups), dilation);
 }

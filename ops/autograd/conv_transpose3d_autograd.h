@@ -7,9 +7,25 @@
 
 namespace ct3d {
 
-at::Tensor conv_transpose3d_autograd(CT3D_CONV_TRANSPOSE3D_PARAMS);
-at::Tensor conv_transpose3d_input_backward_autograd(CT3D_INPUT_BACKWARD_PARAMS);
-at::Tensor conv_transpose3d_weight_backward_autograd(CT3D_WEIGHT_BACKWARD_PARAMS);
-Gradients conv_transpose3d_backward_autograd(CT3D_BACKWARD_PARAMS);
+at::Tensor conv_transpose3d_autograd(const at::Tensor& input, const at::Tensor& weight,
+                                     const std::optional<at::Tensor>& bias,
+                                     c10::SymIntArrayRef stride, c10::SymIntArrayRef padding,
+                                     c10::SymIntArrayRef output_padding, c10::SymInt groups,
+                                     c10::SymIntArrayRef dilation);
+at::Tensor conv_transpose3d_input_backward_autograd(const at::Tensor& grad_output,
+                                                    const at::Tensor& weight,
+                                                    c10::SymIntArrayRef input_size,
+                                                    c10::SymIntArrayRef stride,
+                                                    c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                    c10::SymIntArrayRef dilation);
+at::Tensor conv_transpose3d_weight_backward_autograd(
+    const at::Tensor& input, const at::Tensor& grad_output, c10::SymIntArrayRef kernel_size,
+    c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymInt groups,
+    c10::SymIntArrayRef dilation);
+Gradients conv_transpose3d_backward_autograd(const at::Tensor& grad_output, const at::Tensor& input,
+                                             const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                             c10::SymIntArrayRef padding, c10::SymInt groups,
+                                             c10::SymIntArrayRef dilation,
+                                             std::array<bool, 3> output_mask);
 
 }  // namespace ct3d

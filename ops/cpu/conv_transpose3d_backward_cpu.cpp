@@ -12,9 +12,9 @@
 // tap) for dL/dw) and sum in a fixed order.
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/mm.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "ops/conv_geometry.h"
-#include "ops/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cpu/direct_correlation.h"
@@ -31,6 +30,7 @@
 #include "ops/cpu/residue_layout.h"
 #include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
+#include "ops/reduced_precision.h"
 
 namespace ct3d {
 namespace {
@@ -46,8 +46,8 @@ struct ResidueVolumes {
 
 ResidueVolumes split_by_residue(const ConvGeometry& g, const at::Tensor& grad_output) {
   const cpu::ResidueLayout layout = cpu::residue_layout(g);
-  return {cpu::padded_copy(grad_output, layout.strides, layout.extent, layout.low),
-          layout.tap_part, layout.tap_offset};
+  return {cpu::padded_copy(grad_output, layout.strides, layout.extent, layout.low), layout.tap_part,
+          layout.tap_offset};
 }
 
 template <typename scalar_t>
@@ -86,8 +86,8 @@ void input_backward_kernel(const ConvGeometry& g, const at::Tensor& grad_output,
           v.channel_stride(), column_buffer);
       const scalar_t* tile_data = tile.const_data_ptr<scalar_t>();
       for (int64_t ci = 0; ci < cin_g; ++ci) {
-        scalar_t* dst = out + ((n * g.in_channels + group * cin_g + ci) * depth + plane0) *
-                                  height * width;
+        scalar_t* dst =
+            out + ((n * g.in_channels + group * cin_g + ci) * depth + plane0) * height * width;
         for (int64_t id = 0; id < tile_planes; ++id)
           for (int64_t ih = 0; ih < height; ++ih, dst += width) {
             std::copy_n(tile_data + ci * columns + id * plane + ih * v.extent[2], width, dst);
@@ -134,20 +134,19 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
           const int64_t length = std::min(kReductionChunk, columns - l0);
           // partial[co][ci] = sum over the chunk of window[co][l] * x[ci][l]
           if (own_gemm) {
-            cpu::gemm_avx512<scalar_t>(cout_g, cin_g, length, window_data + l0,
-                                       v.channel_stride(),
+            cpu::gemm_avx512<scalar_t>(cout_g, cin_g, length, window_data + l0, v.channel_stride(),
                                        x_last.const_data_ptr<scalar_t>() +
                                            (n * columns + l0) * g.in_channels + group * cin_g,
                                        g.in_channels, partial.data(), cin_g, false);
           } else {
-            const at::Tensor window = v.data.as_strided(
-                {cout_g, length}, {v.channel_stride(), 1},
-                ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) *
-                        v.channel_stride() +
-                    r.tap_offset[k] + l0);
-            const at::Tensor xs = x.data.as_strided(
-                {length, cin_g}, {1, x.channel_stride()},
-                (n * g.in_channels + group * cin_g) * x.channel_stride() + l0);
+            const at::Tensor window =
+                v.data.as_strided({cout_g, length}, {v.channel_stride(), 1},
+                                  ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) *
+                                          v.channel_stride() +
+                                      r.tap_offset[k] + l0);
+            const at::Tensor xs =
+                x.data.as_strided({length, cin_g}, {1, x.channel_stride()},
+                                  (n * g.in_channels + group * cin_g) * x.channel_stride() + l0);
             at::Tensor out = at::from_blob(partial.data(), {cout_g, cin_g}, grad_weight.options());
             at::mm_out(out, window, xs);
           }
@@ -175,13 +174,18 @@ void check_cpu(const at::Tensor& tensor) {
 
 }  // namespace
 
-at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
+at::Tensor conv_transpose3d_input_backward_cpu(const at::Tensor& grad_output,
+                                               const at::Tensor& weight,
+                                               c10::SymIntArrayRef input_size,
+                                               c10::SymIntArrayRef stride,
+                                               c10::SymIntArrayRef padding, c10::SymInt groups,
+                                               c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args =
       check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
   check_cpu(grad_output);
   if (is_reduced_precision(grad_output)) {
-    return conv_transpose3d_input_backward_cpu(widened(grad_output), widened(weight),
-                                               input_size, stride, padding, groups, dilation)
+    return conv_transpose3d_input_backward_cpu(widened(grad_output), widened(weight), input_size,
+                                               stride, padding, groups, dilation)
         .to(grad_output.scalar_type());
   }
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
@@ -199,13 +203,18 @@ at::Tensor conv_transpose3d_input_backward_cpu(CT3D_INPUT_BACKWARD_PARAMS) {
   return grad_input;
 }
 
-at::Tensor conv_transpose3d_weight_backward_cpu(CT3D_WEIGHT_BACKWARD_PARAMS) {
+at::Tensor conv_transpose3d_weight_backward_cpu(const at::Tensor& input,
+                                                const at::Tensor& grad_output,
+                                                c10::SymIntArrayRef kernel_size,
+                                                c10::SymIntArrayRef stride,
+                                                c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
                                                               stride, padding, groups, dilation);
   check_cpu(input);
   if (is_reduced_precision(input)) {
-    return conv_transpose3d_weight_backward_cpu(widened(input), widened(grad_output),
-                                                kernel_size, stride, padding, groups, dilation)
+    return conv_transpose3d_weight_backward_cpu(widened(input), widened(grad_output), kernel_size,
+                                                stride, padding, groups, dilation)
         .to(input.scalar_type());
   }
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());

@@ -7,20 +7,18 @@
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <string>
-#include <array>
 #include <utility>
 #include <vector>
 
-#include <ATen/ops/cat.h>
-
 #include "ops/conv_geometry.h"
-#include "ops/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cpu/direct_correlation.h"
@@ -29,10 +27,10 @@
 #include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
 #include "ops/phase_plan.h"
+#include "ops/reduced_precision.h"
 
 namespace ct3d {
 namespace {
-
 
 struct Phase {
   std::array<const PhaseDimPlan*, 3> dim;
@@ -63,7 +61,8 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
   for (const auto& pd : plans[0])
     for (const auto& ph : plans[1])
       for (const auto& pw : plans[2])
-        if (pd.positions > 0 && ph.positions > 0 && pw.positions > 0) phases.push_back({{&pd, &ph, &pw}});
+        if (pd.positions > 0 && ph.positions > 0 && pw.positions > 0)
+          phases.push_back({{&pd, &ph, &pw}});
   // Per phase, its taps (kernel index and window offset at phase plane 0) and its
   // weights side by side: (group, cout_g, phase taps x cin_g).
   std::vector<std::vector<std::pair<int64_t, int64_t>>> phase_taps(phases.size());
@@ -75,10 +74,11 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
       for (size_t th = 0; th < pv.taps.size(); ++th)
         for (size_t tw = 0; tw < pw.taps.size(); ++tw) {
           const int64_t tap =
-              (int64_t(pd.taps[td]) * g.dim[1].kernel + pv.taps[th]) * g.dim[2].kernel + pw.taps[tw];
-          phase_taps[ph].push_back({tap, padded.offset(pd.input_shift[td] + low[0],
-                                                       pv.input_shift[th] + low[1],
-                                                       pw.input_shift[tw] + low[2])});
+              (int64_t(pd.taps[td]) * g.dim[1].kernel + pv.taps[th]) * g.dim[2].kernel +
+              pw.taps[tw];
+          phase_taps[ph].push_back(
+              {tap, padded.offset(pd.input_shift[td] + low[0], pv.input_shift[th] + low[1],
+                                  pw.input_shift[tw] + low[2])});
           matrices.push_back(packed.select(1, tap));
         }
     if (!matrices.empty()) phase_weights[ph] = at::cat(matrices, 2);
@@ -124,21 +124,20 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
       const scalar_t* sample = cpu::volume_data<scalar_t>(padded, task.n, 0, task.group * cin_g);
       cpu::multiply_taps<scalar_t>(
           tile,
-          end_tap == first_tap
-              ? at::Tensor()
-              : phase_weights[task.phase].select(0, task.group).narrow(1, first_tap * cin_g,
-                                                                      (end_tap - first_tap) * cin_g),
+          end_tap == first_tap ? at::Tensor()
+                               : phase_weights[task.phase]
+                                     .select(0, task.group)
+                                     .narrow(1, first_tap * cin_g, (end_tap - first_tap) * cin_g),
           end_tap - first_tap, cin_g,
-          [&](int64_t t) {
-            return sample + taps_here[first_tap + t].second + task.plane0 * plane;
-          },
+          [&](int64_t t) { return sample + taps_here[first_tap + t].second + task.plane0 * plane; },
           padded.channel_stride(), column_buffer);
       const scalar_t* tile_data = tile.const_data_ptr<scalar_t>();
       // Valid phase positions only, to output index q * stride + residue.
       for (int64_t co = 0; co < cout_g; ++co) {
         const int64_t channel = task.group * cout_g + co;
         const scalar_t shift = bias != nullptr ? bias[channel] : scalar_t(0);
-        scalar_t* out_channel = out + (task.n * g.out_channels + channel) * out_extent[0] * out_plane;
+        scalar_t* out_channel =
+            out + (task.n * g.out_channels + channel) * out_extent[0] * out_plane;
         const scalar_t* row_tile = tile_data + co * columns;
         for (int64_t qd = 0; qd < tile_planes; ++qd) {
           const int64_t od = (task.plane0 + qd) * g.dim[0].stride + pd.residue;
@@ -167,15 +166,18 @@ bool use_scatter_forward(const ConvGeometry& geometry) {
 
 }  // namespace
 
-at::Tensor conv_transpose3d_cpu(CT3D_CONV_TRANSPOSE3D_PARAMS) {
+at::Tensor conv_transpose3d_cpu(const at::Tensor& input, const at::Tensor& weight,
+                                const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                                c10::SymInt groups, c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
                                                                output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CPU");
   CT3D_CHECK(input.is_cpu(), "conv_transpose3d (CPU kernel): input must be a CPU tensor, got ",
              input.device());
   if (is_reduced_precision(input)) {
-    return conv_transpose3d_cpu(widened(input), widened(weight), widened(bias),
-                                stride, padding, output_padding, groups, dilation)
+    return conv_transpose3d_cpu(widened(input), widened(weight), widened(bias), stride, padding,
+                                output_padding, groups, dilation)
         .to(input.scalar_type());
   }
 

@@ -1,13 +1,12 @@
 #include "ops/cpu/direct_correlation.h"
 
-#include "ops/cpu/gemm_avx512.h"
-
 #include <ATen/Parallel.h>
-
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <cstdlib>
+
+#include "ops/cpu/gemm_avx512.h"
 
 #if defined(__x86_64__)
 #include "ops/cpu/avx512_vector.h"
@@ -23,10 +22,12 @@ namespace {
 // One row segment of up to one vector of target positions, kDirectChannels target
 // channels (weights padded to a multiple of them), every tap and source channel.
 template <typename T>
-__attribute__((target("avx512f"))) void row_segment(
-    int64_t column, int64_t channel_stride, int64_t source_channels,
-    const std::vector<const T*>& tap_rows, const std::vector<const T*>& tap_weights,
-    int64_t padded_targets, unsigned mask, T (&out)[kDirectChannels][Vector<T>::kLanes]) {
+__attribute__((target("avx512f"))) void row_segment(int64_t column, int64_t channel_stride,
+                                                    int64_t source_channels,
+                                                    const std::vector<const T*>& tap_rows,
+                                                    const std::vector<const T*>& tap_weights,
+                                                    int64_t padded_targets, unsigned mask,
+                                                    T (&out)[kDirectChannels][Vector<T>::kLanes]) {
   using V = Vector<T>;
   typename V::type acc[kDirectChannels];
 #pragma GCC unroll 16
@@ -47,11 +48,11 @@ __attribute__((target("avx512f"))) void row_segment(
 }  // namespace
 
 template <typename T>
-void direct_correlation(const PaddedVolume& source, int64_t source_channels_total,
-                        int64_t groups, int64_t source_channels, int64_t target_channels,
-                        const std::vector<CorrelationTap>& taps, const T* weights,
-                        const T* bias, std::array<int64_t, 3> source_extent, T* target,
-                        int64_t batch, std::array<int64_t, 3> target_extent) {
+void direct_correlation(const PaddedVolume& source, int64_t source_channels_total, int64_t groups,
+                        int64_t source_channels, int64_t target_channels,
+                        const std::vector<CorrelationTap>& taps, const T* weights, const T* bias,
+                        std::array<int64_t, 3> source_extent, T* target, int64_t batch,
+                        std::array<int64_t, 3> target_extent) {
   constexpr int64_t kLanes = Vector<T>::kLanes;
   const int64_t blocks = (target_channels + kDirectChannels - 1) / kDirectChannels;
   const int64_t padded_targets = blocks * kDirectChannels;
@@ -67,8 +68,8 @@ void direct_correlation(const PaddedVolume& source, int64_t source_channels_tota
       const int64_t group = (task / (td * blocks)) % groups, n = task / (td * blocks * groups);
       const int64_t c0 = block * kDirectChannels;
       const int64_t channels = std::min(kDirectChannels, target_channels - c0);
-      const T* sample = source_data + (n * source_channels_total + group * source_channels) *
-                                          channel_stride;
+      const T* sample =
+          source_data + (n * source_channels_total + group * source_channels) * channel_stride;
       const T* group_weights = weights + group * ntaps * source_channels * padded_targets + c0;
       for (int64_t oh = 0; oh < th; ++oh) {
         // The taps whose source row holds data for this target row.
@@ -84,12 +85,13 @@ void direct_correlation(const PaddedVolume& source, int64_t source_channels_tota
         for (int64_t w0 = 0; w0 < tw; w0 += kLanes) {
           const int64_t width = std::min(kLanes, tw - w0);
           const unsigned mask = width >= kLanes ? (1u << kLanes) - 1 : (1u << width) - 1;
-          row_segment<T>(w0, channel_stride, source_channels, tap_rows, tap_weights,
-                         padded_targets, mask, out);
+          row_segment<T>(w0, channel_stride, source_channels, tap_rows, tap_weights, padded_targets,
+                         mask, out);
           for (int64_t j = 0; j < channels; ++j) {
             const int64_t c = group * target_channels + c0 + j;
             const T shift = bias != nullptr ? bias[c] : T(0);
-            T* dst = target + ((n * groups * target_channels + c) * td + od) * th * tw + oh * tw + w0;
+            T* dst =
+                target + ((n * groups * target_channels + c) * td + od) * th * tw + oh * tw + w0;
             for (int64_t l = 0; l < width; ++l) dst[l] = out[j][l] + shift;
           }
         }
@@ -153,8 +155,8 @@ at::Tensor pack_direct_weights(const ConvGeometry& g, const at::Tensor& weight, 
 }
 
 template <typename T>
-void run(const ConvGeometry& g, const at::Tensor& source, const at::Tensor& weight,
-         const T* bias, at::Tensor& target, bool forward) {
+void run(const ConvGeometry& g, const at::Tensor& source, const at::Tensor& weight, const T* bias,
+         at::Tensor& target, bool forward) {
   std::vector<CorrelationTap> taps;
   for (int64_t kd = 0; kd < g.dim[0].kernel; ++kd)
     for (int64_t kh = 0; kh < g.dim[1].kernel; ++kh)
@@ -211,9 +213,9 @@ template void direct_correlation<float>(const PaddedVolume&, int64_t, int64_t, i
                                         const std::vector<CorrelationTap>&, const float*,
                                         const float*, std::array<int64_t, 3>, float*, int64_t,
                                         std::array<int64_t, 3>);
-template void direct_correlation<double>(const PaddedVolume&, int64_t, int64_t, int64_t,
-                                         int64_t, const std::vector<CorrelationTap>&,
-                                         const double*, const double*, std::array<int64_t, 3>,
-                                         double*, int64_t, std::array<int64_t, 3>);
+template void direct_correlation<double>(const PaddedVolume&, int64_t, int64_t, int64_t, int64_t,
+                                         const std::vector<CorrelationTap>&, const double*,
+                                         const double*, std::array<int64_t, 3>, double*, int64_t,
+                                         std::array<int64_t, 3>);
 
 }  // namespace ct3d::cpu

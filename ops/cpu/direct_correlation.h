@@ -9,11 +9,11 @@
 // small GEMMs for layers with few channels.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <array>
 #include <cstdint>
 #include <vector>
-
-#include <ATen/core/Tensor.h>
 
 #include "ops/conv_geometry.h"
 #include "ops/cpu/shifted_gemm.h"
@@ -32,11 +32,11 @@ constexpr int64_t kDirectChannels = 16;
 // group. Groups: source channels [group * C_s, ...), target channels
 // [group * C_t, ...). Parallel over (sample, group, channel block, target plane).
 template <typename T>
-void direct_correlation(const PaddedVolume& source, int64_t source_channels_total,
-                        int64_t groups, int64_t source_channels, int64_t target_channels,
-                        const std::vector<CorrelationTap>& taps, const T* weights,
-                        const T* bias, std::array<int64_t, 3> source_extent, T* target,
-                        int64_t batch, std::array<int64_t, 3> target_extent);
+void direct_correlation(const PaddedVolume& source, int64_t source_channels_total, int64_t groups,
+                        int64_t source_channels, int64_t target_channels,
+                        const std::vector<CorrelationTap>& taps, const T* weights, const T* bias,
+                        std::array<int64_t, 3> source_extent, T* target, int64_t batch,
+                        std::array<int64_t, 3> target_extent);
 
 // Whether a stride-1 layer's forward and input gradient run directly: on AVX-512
 // CPUs, unless CT3D_CPU_DIRECT=0 (the tests run both). Measured on the CPU table

@@ -22,10 +22,9 @@ constexpr int64_t kDepth = 256;  // reduction per pass over C
 // One micro-tile: rows x (up to) two vectors of columns of C, the reduction over k.
 // `mask0`/`mask1` cover the columns that exist (the last tile may be narrower).
 template <typename T, int kTileRows>
-__attribute__((target("avx512f"))) void micro_tile(int64_t k, const T* a, int64_t lda,
-                                                   const T* b, int64_t ldb, T* c, int64_t ldc,
-                                                   bool accumulate, unsigned mask0,
-                                                   unsigned mask1) {
+__attribute__((target("avx512f"))) void micro_tile(int64_t k, const T* a, int64_t lda, const T* b,
+                                                   int64_t ldb, T* c, int64_t ldc, bool accumulate,
+                                                   unsigned mask0, unsigned mask1) {
   using V = Vector<T>;
   constexpr int kLanes = V::kLanes;
   typename V::type acc[kTileRows][2];
@@ -55,9 +54,9 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t k, const T* a, int64_
 // per load stay the same (a weight gradient with 16 input channels wasted half of
 // every two-vector tile).
 template <typename T, int kTileRows>
-__attribute__((target("avx512f"))) void narrow_tile(int64_t k, const T* a, int64_t lda,
-                                                    const T* b, int64_t ldb, T* c, int64_t ldc,
-                                                    bool accumulate, unsigned mask) {
+__attribute__((target("avx512f"))) void narrow_tile(int64_t k, const T* a, int64_t lda, const T* b,
+                                                    int64_t ldb, T* c, int64_t ldc, bool accumulate,
+                                                    unsigned mask) {
   using V = Vector<T>;
   typename V::type acc[kTileRows];
 #pragma GCC unroll 16
@@ -97,8 +96,8 @@ unsigned mask_of(int64_t count, int lanes) {
 }
 
 template <typename T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-          T* c, int64_t ldc, bool accumulate) {
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          int64_t ldc, bool accumulate) {
   constexpr int kLanes = Vector<T>::kLanes;
   static constexpr auto kMicroTiles = micro_tiles<T>(std::make_integer_sequence<int, kRows>{});
   static constexpr auto kNarrowTiles =
@@ -112,8 +111,8 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, 
       const unsigned mask = mask_of(n, kLanes);
       for (int64_t m0 = 0; m0 < m; m0 += kNarrowRows) {
         const int64_t rows = std::min<int64_t>(kNarrowRows, m - m0);
-        kNarrowTiles[rows - 1](depth, a + m0 * lda + k0, lda, b + k0 * ldb, ldb, c + m0 * ldc,
-                               ldc, add, mask);
+        kNarrowTiles[rows - 1](depth, a + m0 * lda + k0, lda, b + k0 * ldb, ldb, c + m0 * ldc, ldc,
+                               add, mask);
       }
       continue;
     }
@@ -133,14 +132,14 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, 
 
 bool has_avx512() {
   // CT3D_CPU_NO_AVX512=1 takes the BLAS path anyway (the tests run both paths).
-  static const bool supported = __builtin_cpu_supports("avx512f") &&
-                                std::getenv("CT3D_CPU_NO_AVX512") == nullptr;
+  static const bool supported =
+      __builtin_cpu_supports("avx512f") && std::getenv("CT3D_CPU_NO_AVX512") == nullptr;
   return supported;
 }
 
 template <typename T>
-void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-                 int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                 T* c, int64_t ldc, bool accumulate) {
   gemm<T>(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
@@ -158,7 +157,7 @@ void gemm_avx512(int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t
 
 template void gemm_avx512<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*,
                                  int64_t, float*, int64_t, bool);
-template void gemm_avx512<double>(int64_t, int64_t, int64_t, const double*, int64_t,
-                                  const double*, int64_t, double*, int64_t, bool);
+template void gemm_avx512<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*,
+                                  int64_t, double*, int64_t, bool);
 
 }  // namespace ct3d::cpu

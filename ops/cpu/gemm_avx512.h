@@ -15,7 +15,7 @@ bool has_avx512();
 // ldb), all row-major, column stride 1. Single-threaded, deterministic. Call only
 // where has_avx512().
 template <typename T>
-void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-                 int64_t ldb, T* c, int64_t ldc, bool accumulate);
+void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                 T* c, int64_t ldc, bool accumulate);
 
 }  // namespace ct3d::cpu

@@ -12,10 +12,7 @@
 #include "ops/phase_plan.h"
 
 namespace ct3d::cpu {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 int64_t scatter_forward_products(const ConvGeometry& g) {
   const ResidueLayout r = residue_layout(g);
@@ -48,9 +45,9 @@ void scatter_forward(const ConvGeometry& g, const at::Tensor& input, const at::T
   // The input on the layout's pitch (zero past each row's and plane's end: those
   // positions scatter zeros), and the output accumulated in residue volumes.
   const PaddedVolume x = padded_copy(input, {1, 1, 1}, r.extent, {0, 0, 0});
-  at::Tensor y = at::zeros({g.batch, r.parts(), g.out_channels, r.extent[0] + 2, r.extent[1],
-                            r.extent[2]},
-                           input.options());
+  at::Tensor y =
+      at::zeros({g.batch, r.parts(), g.out_channels, r.extent[0] + 2, r.extent[1], r.extent[2]},
+                input.options());
   const int64_t plane = r.extent[1] * r.extent[2];
   const int64_t y_channel = (r.extent[0] + 2) * plane;
   const at::Tensor packed = tap_major_weights(weight, g.groups);
@@ -61,7 +58,8 @@ void scatter_forward(const ConvGeometry& g, const at::Tensor& input, const at::T
   blocks = std::min<int64_t>(blocks, std::max<int64_t>(1, cout_g / 8));
   const int64_t block_channels = (cout_g + blocks - 1) / blocks;
   const int64_t planes_per_tile = std::max<int64_t>(
-      1, kTileBytes / (int64_t(sizeof(scalar_t)) * std::max<int64_t>(block_channels, cin_g) * plane));
+      1,
+      kTileBytes / (int64_t(sizeof(scalar_t)) * std::max<int64_t>(block_channels, cin_g) * plane));
   const scalar_t* weights = packed.const_data_ptr<scalar_t>();
   scalar_t* y_data = y.mutable_data_ptr<scalar_t>();
   at::parallel_for(0, owners * blocks, 1, [&](int64_t first, int64_t last) {
@@ -75,13 +73,14 @@ void scatter_forward(const ConvGeometry& g, const at::Tensor& input, const at::T
       for (int64_t p0 = 0; p0 < g.dim[0].input; p0 += planes_per_tile) {
         const int64_t columns = std::min(planes_per_tile, g.dim[0].input - p0) * plane;
         for (int64_t k = 0; k < taps; ++k) {
-          scalar_t* y_window = y_data +
-                            ((n * r.parts() + r.tap_part[k]) * g.out_channels + group * cout_g +
-                             co0) * y_channel +
-                            r.tap_offset[k] + p0 * plane;
-          gemm_avx512<scalar_t>(channels, columns, cin_g,
-                      weights + ((group * taps + k) * cout_g + co0) * cin_g, cin_g,
-                      x_sample + p0 * plane, x.channel_stride(), y_window, y_channel, true);
+          scalar_t* y_window =
+              y_data +
+              ((n * r.parts() + r.tap_part[k]) * g.out_channels + group * cout_g + co0) *
+                  y_channel +
+              r.tap_offset[k] + p0 * plane;
+          gemm_avx512<scalar_t>(
+              channels, columns, cin_g, weights + ((group * taps + k) * cout_g + co0) * cin_g,
+              cin_g, x_sample + p0 * plane, x.channel_stride(), y_window, y_channel, true);
         }
       }
     }

@@ -1,18 +1,17 @@
 #include "ops/cpu/shifted_gemm.h"
 
-#include "ops/cpu/gemm_avx512.h"
-
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/mm.h>
-
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
-#include <ATen/ops/zeros.h>
+
+#include "ops/cpu/gemm_avx512.h"
 
 namespace ct3d::cpu {
 
@@ -30,37 +29,40 @@ void fill_parts(PaddedVolume& v, const at::Tensor& source, std::array<int64_t, 3
   // cache by every part after the first.
   at::parallel_for(0, batch * channels, 1, [&](int64_t first, int64_t last) {
     for (int64_t task = first; task < last; ++task) {
-    for (int64_t part = 0; part < parts; ++part) {
-      const int64_t c = task % channels, n = task / channels;
-      const int64_t index = (n * parts + part) * channels + c;
-      const std::array<int64_t, 3> residue = {part / (stride[1] * stride[2]),
-                                              (part / stride[2]) % stride[1], part % stride[2]};
-      const scalar_t* in = in_data + (n * channels + c) * size[0] * size[1] * size[2];
-      scalar_t* out = out_data + index * depth * height * width;
-      // Box columns [w_begin, w_end) hold source columns residue + stride * m.
-      const int64_t w_count = std::max<int64_t>(0, (size[2] - residue[2] + stride[2] - 1) / stride[2]);
-      const int64_t w_begin = std::min(v.low[2], width);
-      const int64_t w_end = std::min(width, v.low[2] + w_count);
-      for (int64_t d = 0; d < depth; ++d) {
-        const int64_t sd = residue[0] + stride[0] * (d - v.low[0]);
-        for (int64_t h = 0; h < height; ++h) {
-          scalar_t* row = out + (d * height + h) * width;
-          const int64_t sh = residue[1] + stride[1] * (h - v.low[1]);
-          if (d < v.low[0] || sd >= size[0] || h < v.low[1] || sh >= size[1] || w_end <= w_begin) {
-            std::fill_n(row, width, scalar_t(0));
-            continue;
+      for (int64_t part = 0; part < parts; ++part) {
+        const int64_t c = task % channels, n = task / channels;
+        const int64_t index = (n * parts + part) * channels + c;
+        const std::array<int64_t, 3> residue = {part / (stride[1] * stride[2]),
+                                                (part / stride[2]) % stride[1], part % stride[2]};
+        const scalar_t* in = in_data + (n * channels + c) * size[0] * size[1] * size[2];
+        scalar_t* out = out_data + index * depth * height * width;
+        // Box columns [w_begin, w_end) hold source columns residue + stride * m.
+        const int64_t w_count =
+            std::max<int64_t>(0, (size[2] - residue[2] + stride[2] - 1) / stride[2]);
+        const int64_t w_begin = std::min(v.low[2], width);
+        const int64_t w_end = std::min(width, v.low[2] + w_count);
+        for (int64_t d = 0; d < depth; ++d) {
+          const int64_t sd = residue[0] + stride[0] * (d - v.low[0]);
+          for (int64_t h = 0; h < height; ++h) {
+            scalar_t* row = out + (d * height + h) * width;
+            const int64_t sh = residue[1] + stride[1] * (h - v.low[1]);
+            if (d < v.low[0] || sd >= size[0] || h < v.low[1] || sh >= size[1] ||
+                w_end <= w_begin) {
+              std::fill_n(row, width, scalar_t(0));
+              continue;
+            }
+            const scalar_t* source_row = in + (sd * size[1] + sh) * size[2] + residue[2];
+            std::fill_n(row, w_begin, scalar_t(0));
+            if (stride[2] == 1) {
+              std::memcpy(row + w_begin, source_row, sizeof(scalar_t) * (w_end - w_begin));
+            } else {
+              for (int64_t w = w_begin; w < w_end; ++w)
+                row[w] = source_row[stride[2] * (w - w_begin)];
+            }
+            std::fill_n(row + w_end, width - w_end, scalar_t(0));
           }
-          const scalar_t* source_row = in + (sd * size[1] + sh) * size[2] + residue[2];
-          std::fill_n(row, w_begin, scalar_t(0));
-          if (stride[2] == 1) {
-            std::memcpy(row + w_begin, source_row, sizeof(scalar_t) * (w_end - w_begin));
-          } else {
-            for (int64_t w = w_begin; w < w_end; ++w) row[w] = source_row[stride[2] * (w - w_begin)];
-          }
-          std::fill_n(row + w_end, width - w_end, scalar_t(0));
         }
       }
-    }
     }
   });
 }
@@ -73,9 +75,9 @@ PaddedVolume padded_copy(const at::Tensor& source, std::array<int64_t, 3> stride
   volume.extent = extent;
   volume.low = low;
   const int64_t parts = stride[0] * stride[1] * stride[2];
-  volume.data = at::empty({source.size(0), parts, source.size(1), extent[0] + 2, extent[1],
-                           extent[2]},
-                          source.options());
+  volume.data =
+      at::empty({source.size(0), parts, source.size(1), extent[0] + 2, extent[1], extent[2]},
+                source.options());
   const at::Tensor contiguous = source.contiguous();
   AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "ct3d_padded_copy",
                              [&] { fill_parts<scalar_t>(volume, contiguous, stride); });
@@ -102,10 +104,9 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
     // stride apart): no copies, one GEMM per tap into the same tile. With fewer
     // rows per tap the tile's loads and stores per pass outweigh the copies.
     for (int64_t t = 0; t < taps; ++t) {
-      gemm_avx512<scalar_t>(tile.size(0), columns, k,
-                            weights.const_data_ptr<scalar_t>() + t * k, weights.stride(0),
-                            window(t), row_stride, tile.mutable_data_ptr<scalar_t>(), columns,
-                            t > 0);
+      gemm_avx512<scalar_t>(tile.size(0), columns, k, weights.const_data_ptr<scalar_t>() + t * k,
+                            weights.stride(0), window(t), row_stride,
+                            tile.mutable_data_ptr<scalar_t>(), columns, t > 0);
     }
     return;
   }

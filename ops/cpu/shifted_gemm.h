@@ -21,15 +21,13 @@
 namespace ct3d::cpu {
 
 struct PaddedVolume {
-  at::Tensor data;                     // (N, parts, C, D' + 2, H', W'), contiguous
-  std::array<int64_t, 3> extent{};     // D', H', W'
-  std::array<int64_t, 3> low{};        // source index 0 sits at low (per dimension)
+  at::Tensor data;                  // (N, parts, C, D' + 2, H', W'), contiguous
+  std::array<int64_t, 3> extent{};  // D', H', W'
+  std::array<int64_t, 3> low{};     // source index 0 sits at low (per dimension)
   int64_t plane() const { return extent[1] * extent[2]; }
   int64_t channel_stride() const { return (extent[0] + 2) * plane(); }
   // Flat offset of box position (d, h, w) (already including `low`).
-  int64_t offset(int64_t d, int64_t h, int64_t w) const {
-    return d * plane() + h * extent[2] + w;
-  }
+  int64_t offset(int64_t d, int64_t h, int64_t w) const { return d * plane() + h * extent[2] + w; }
 };
 
 // A padded volume of prod(stride) parts made from a contiguous (N, C, D, H, W)
@@ -66,8 +64,7 @@ at::Tensor tap_major_weights(const at::Tensor& weight, int64_t groups);
 
 // A sample's channels [channel0, ...) of part `part`, at flat box offset 0.
 template <typename scalar_t>
-const scalar_t* volume_data(const PaddedVolume& volume, int64_t n, int64_t part,
-                            int64_t channel0) {
+const scalar_t* volume_data(const PaddedVolume& volume, int64_t n, int64_t part, int64_t channel0) {
   const int64_t parts = volume.data.size(1), channels = volume.data.size(2);
   return volume.data.const_data_ptr<scalar_t>() +
          ((n * parts + part) * channels + channel0) * volume.channel_stride();

@@ -14,14 +14,14 @@
 
 #include <algorithm>
 
+#include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
-#include "ops/conv_geometry.h"
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/gradients_cuda.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
+#include "ops/cuda/gradients_cuda.h"
 #include "ops/error_message.h"
 #include "ops/reduced_precision.h"
 
@@ -149,7 +149,12 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
   return grad_input;
 }
 
-at::Tensor conv_transpose3d_input_backward_cuda(CT3D_INPUT_BACKWARD_PARAMS) {
+at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
+                                                const at::Tensor& weight,
+                                                c10::SymIntArrayRef input_size,
+                                                c10::SymIntArrayRef stride,
+                                                c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args =
       check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
   check_cuda(grad_output);
@@ -185,14 +190,18 @@ at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tenso
   return grad_weight;
 }
 
-at::Tensor conv_transpose3d_weight_backward_cuda(CT3D_WEIGHT_BACKWARD_PARAMS) {
+at::Tensor conv_transpose3d_weight_backward_cuda(const at::Tensor& input,
+                                                 const at::Tensor& grad_output,
+                                                 c10::SymIntArrayRef kernel_size,
+                                                 c10::SymIntArrayRef stride,
+                                                 c10::SymIntArrayRef padding, c10::SymInt groups,
+                                                 c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
                                                               stride, padding, groups, dilation);
   check_cuda(input);
   const c10::cuda::CUDAGuard device_guard(input.device());
   if (is_reduced_precision(input)) {
-    return weight_gradient_cuda(args, widened(input), widened(grad_output))
-        .to(input.scalar_type());
+    return weight_gradient_cuda(args, widened(input), widened(grad_output)).to(input.scalar_type());
   }
   return weight_gradient_cuda(args, input, grad_output);
 }

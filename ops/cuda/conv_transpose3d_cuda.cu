@@ -6,9 +6,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
-#include "ops/conv_geometry.h"
 #include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
@@ -40,8 +40,9 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
     // Writes through the output's strides: contiguous or channels-last.
     cuda::launch_implicit_gemm(problem, input5, weight_c, bias_c, output5, stream,
                                cuda::kUnlimitedStaging, [&](const int* run_only_if) {
-                                 cuda::launch_direct_conv_transpose3d(
-                                     geometry, input5, weight_c, bias_c, output5, stream, run_only_if);
+                                 cuda::launch_direct_conv_transpose3d(geometry, input5, weight_c,
+                                                                      bias_c, output5, stream,
+                                                                      run_only_if);
                                });
   } else if (output5.is_contiguous()) {
     cuda::launch_direct_conv_transpose3d(geometry, input5, weight_c, bias_c, output5, stream);
@@ -55,7 +56,10 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
 
 }  // namespace
 
-at::Tensor conv_transpose3d_cuda(CT3D_CONV_TRANSPOSE3D_PARAMS) {
+at::Tensor conv_transpose3d_cuda(const at::Tensor& input, const at::Tensor& weight,
+                                 const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                 c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                                 c10::SymInt groups, c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
                                                                output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");

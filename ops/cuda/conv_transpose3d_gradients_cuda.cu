@@ -12,8 +12,8 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/gradients_cuda.h"
 #include "ops/cuda/engine/weight_gradient.h"
+#include "ops/cuda/gradients_cuda.h"
 #include "ops/error_message.h"
 #include "ops/reduced_precision.h"
 
@@ -65,19 +65,24 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
       grad_input = input_gradient_cuda(args, g, w, operands_exact_in_tf32);
     }
   }
-  cuda::launch_weight_gradient(plan, x, g, grad_weight, stream, grad_bias,
-                               input_gradient_on_chunk);
+  cuda::launch_weight_gradient(plan, x, g, grad_weight, stream, grad_bias, input_gradient_on_chunk);
   return {grad_input, grad_weight, grad_bias};
 }
 
 }  // namespace
 
-Gradients conv_transpose3d_backward_cuda(CT3D_BACKWARD_PARAMS) {
+Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
+                                         const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                         c10::SymIntArrayRef padding, c10::SymInt groups,
+                                         c10::SymIntArrayRef dilation,
+                                         std::array<bool, 3> output_mask) {
   const ConvTranspose3dArgs args =
       check_backward_args(grad_output, input, weight, stride, padding, groups, dilation);
   check_dtype_supported(grad_output, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
-  CT3D_CHECK(grad_output.is_cuda(), "conv_transpose3d backward (CUDA kernel): expected CUDA "
-             "tensors, got ", grad_output.device());
+  CT3D_CHECK(grad_output.is_cuda(),
+             "conv_transpose3d backward (CUDA kernel): expected CUDA "
+             "tensors, got ",
+             grad_output.device());
   const c10::cuda::CUDAGuard device_guard(grad_output.device());
   if (!is_reduced_precision(grad_output)) {
     return gradients_cuda(args, grad_output, input, weight, output_mask, false);

@@ -37,7 +37,7 @@ int capability_cap() {
 // op call consults them, and each question is a CUDA runtime call.
 constexpr int kMaxDevices = 64;
 std::mutex answers_mutex;
-int capabilities[kMaxDevices] = {};                          // 0: not asked yet
+int capabilities[kMaxDevices] = {};                         // 0: not asked yet
 std::map<std::pair<const void*, int>, bool> kernel_images;  // (kernel, device) -> has code
 
 }  // namespace

@@ -8,7 +8,10 @@
 
 namespace ct3d {
 
-at::Tensor conv_transpose3d_meta(CT3D_CONV_TRANSPOSE3D_PARAMS) {
+at::Tensor conv_transpose3d_meta(const at::Tensor& input, const at::Tensor& weight,
+                                 const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                                 c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                                 c10::SymInt groups, c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
                                                                output_padding, groups, dilation);
   check_dtype_supported(input, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "Meta");

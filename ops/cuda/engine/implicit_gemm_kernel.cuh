@@ -293,7 +293,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
   float* out[kSegments];
 #pragma unroll
   for (int segment = 0; segment < kSegments; ++segment) {
-    out[segment] = output_row(p, block, output, group_channel0, warp_position0 + segment * 32 + lane);
+    out[segment] =
+        output_row(p, block, output, group_channel0, warp_position0 + segment * 32 + lane);
   }
   const int channels = min(Cfg::kBlockChannels, p.cout_per_group - channel0);
   const float* channel_bias = bias != nullptr ? bias + group_channel0 : nullptr;

@@ -268,11 +268,10 @@ bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) 
   const bool halo_affordable = staged_positions <= 4 * source_positions ||
                                staged_positions * padded_channels <= (int64_t{1} << 26);
   // The staging pass's grid: 64 staged positions x 64 channels per block.
-  return halo_affordable && staged_positions < kMaxInt &&
-         padded_channels < kMaxStagedChannels && positions_per_sample < kMaxInt / 2 &&
-         rows / 64 * phases < kMaxInt && problem.groups <= kMaxGridY &&
-         column_blocks <= kMaxGridY && problem.reduce_channels < kMaxInt / 2 &&
-         cout_g < kMaxInt / 2;
+  return halo_affordable && staged_positions < kMaxInt && padded_channels < kMaxStagedChannels &&
+         positions_per_sample < kMaxInt / 2 && rows / 64 * phases < kMaxInt &&
+         problem.groups <= kMaxGridY && column_blocks <= kMaxGridY &&
+         problem.reduce_channels < kMaxInt / 2 && cout_g < kMaxInt / 2;
 }
 
 void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
@@ -285,10 +284,10 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   // blocks of 8 warps (10-45 %), 2 x 2 warps splitting 64 channels (68: +5 %);
   // positions on M for 16 channels and 4 blocks per SM for them changed nothing.
   // Folding needs the exact rerun, which writes contiguous outputs only.
-  const int fold = exact_rerun && output.is_contiguous() && !staged.defined()
-                       ? group_fold(problem.groups, problem.reduce_channels,
-                                    problem.target_channels)
-                       : 1;
+  const int fold =
+      exact_rerun && output.is_contiguous() && !staged.defined()
+          ? group_fold(problem.groups, problem.reduce_channels, problem.target_channels)
+          : 1;
   GatherProblem folded = problem;
   folded.groups = problem.groups / fold;
   folded.reduce_channels = problem.reduce_channels * fold;

@@ -60,8 +60,7 @@ GatherProblem transposed_conv_gather(const ConvGeometry& g, bool forward) {
     dim.target_extent = forward ? d.output : d.input;
     dim.kernel = d.kernel;
     dim.position_step = forward ? 1 : d.stride;
-    dim.phases = forward ? plan_phases(d)
-                         : std::vector<PhaseDimPlan>{strided_gather_plan(d)};
+    dim.phases = forward ? plan_phases(d) : std::vector<PhaseDimPlan>{strided_gather_plan(d)};
     dim.halo = staged_halo(dim);
   }
   return problem;
@@ -81,15 +80,15 @@ StagedExtent staged_halo(const GatherDim& dim) {
   for (const PhaseDimPlan& plan : dim.phases) {
     for (const int64_t shift : plan.input_shift) {
       halo.low = std::max(halo.low, -shift);
-      halo.high = std::max(halo.high,
-                           last_position * dim.position_step + shift - (dim.source_extent - 1));
+      halo.high =
+          std::max(halo.high, last_position * dim.position_step + shift - (dim.source_extent - 1));
     }
   }
   return halo;
 }
 
-PhaseProblem make_phase_problem(const GatherProblem& problem, int channel_chunk,
-                                int block_channels, const at::Tensor& output) {
+PhaseProblem make_phase_problem(const GatherProblem& problem, int channel_chunk, int block_channels,
+                                const at::Tensor& output) {
   PhaseProblem p{};
   p.cin_per_group = static_cast<int>(problem.reduce_channels);
   p.cout_per_group = static_cast<int>(problem.target_channels);

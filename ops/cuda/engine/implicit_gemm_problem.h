@@ -21,9 +21,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <cstdint>
-
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "ops/conv_geometry.h"
@@ -66,7 +65,7 @@ struct GatherDim {
   int64_t source_extent = 1;  // the staged operand's extent
   int64_t target_extent = 1;  // the GEMM output's extent
   int64_t kernel = 1;
-  int64_t position_step = 1;  // source index advance per phase position
+  int64_t position_step = 1;         // source index advance per phase position
   std::vector<PhaseDimPlan> phases;  // residue 0 .. phase count - 1
   StagedExtent halo;                 // staged_halo(*this), worked out once with the phases
 };
@@ -136,7 +135,7 @@ StagedExtent staged_halo(const GatherDim& dim);
 // The problem of one launch (host code): a GatherProblem with its groups already
 // folded, source channels padded to channel_chunk, target channels to
 // block_channels, and the target's (batched, 5-D) strides.
-PhaseProblem make_phase_problem(const GatherProblem& problem, int channel_chunk,
-                                int block_channels, const at::Tensor& output);
+PhaseProblem make_phase_problem(const GatherProblem& problem, int channel_chunk, int block_channels,
+                                const at::Tensor& output);
 
 }  // namespace ct3d::cuda

@@ -1,11 +1,10 @@
-#include "ops/cuda/engine/staging.h"
-
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 
 #include "ops/cuda/engine/implicit_gemm_staging.cuh"
+#include "ops/cuda/engine/staging.h"
 
 namespace ct3d::cuda {
 
@@ -77,8 +76,8 @@ void sum_channel_partials(const StagedLayout& layout, const double* partials, in
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,
-                               int* nonfinite, cudaStream_t stream, double* channel_sums) {
+at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source, int* nonfinite,
+                               cudaStream_t stream, double* channel_sums) {
   const int64_t batch = source.size(0);
   StagingShape shape{};
   shape.input_positions = layout.extent[0] * layout.extent[1] * layout.extent[2];
@@ -107,8 +106,7 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
     stage_input_channels_last_kernel<<<grid, block, 0, stream>>>(
         source.const_data_ptr<float>() + n0 * source_sample,
         staged.mutable_data_ptr<float>() + n0 * sample_floats, shape, nonfinite,
-        channel_sums == nullptr ? nullptr
-                                : channel_sums + n0 * grid.x * shape.padded_channels);
+        channel_sums == nullptr ? nullptr : channel_sums + n0 * grid.x * shape.padded_channels);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   return staged;

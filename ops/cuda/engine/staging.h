@@ -22,7 +22,9 @@ struct StagedLayout {
   int64_t staged_extent[3] = {1, 1, 1};   // extent plus both halos
 
   int64_t padded_channels() const { return groups * padded_channels_per_group; }
-  int64_t staged_positions() const { return staged_extent[0] * staged_extent[1] * staged_extent[2]; }
+  int64_t staged_positions() const {
+    return staged_extent[0] * staged_extent[1] * staged_extent[2];
+  }
   bool operator==(const StagedLayout& other) const;
 };
 
@@ -44,9 +46,8 @@ constexpr int64_t kUnlimitedStaging = INT64_MAX;
 // set, each sample also gets staging_position_tiles(layout) x padded_channels()
 // partial sums there (in double), from the same read (sum_channel_partials adds
 // them up).
-at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source,
-                               int* nonfinite, cudaStream_t stream,
-                               double* channel_sums = nullptr);
+at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source, int* nonfinite,
+                               cudaStream_t stream, double* channel_sums = nullptr);
 
 // Position tiles of one staged sample: the partial sums per channel and sample.
 int64_t staging_position_tiles(const StagedLayout& layout);

@@ -21,8 +21,8 @@ constexpr int kWgradChainStages = 2;
 
 // Everything the kernel needs; host side in weight_gradient_launch.cu.
 struct WgradProblem {
-  int64_t positions;         // K in all: batch x input positions
-  int64_t total_stages;      // ceil(positions / 16)
+  int64_t positions;     // K in all: batch x input positions
+  int64_t total_stages;  // ceil(positions / 16)
   int stages_per_split;
   int positions_per_sample;  // D * H * W (< 2^31 - 64)
   FastDivider per_sample, width, height;
@@ -69,7 +69,8 @@ struct WgradWarpTile {
   // The k-step's hi/lo values of one position row: this lane's channels of every
   // m-tile (2 per tile) or n-tile (1 per tile).
   template <int kValues>
-  static __device__ __forceinline__ void load_split(const float* row, int g, uint32_t (&hi)[kValues],
+  static __device__ __forceinline__ void load_split(const float* row, int g,
+                                                    uint32_t (&hi)[kValues],
                                                     uint32_t (&lo)[kValues]) {
     if constexpr (kValues == 2) {
       const float2 v = *reinterpret_cast<const float2*>(row + 2 * g);
@@ -96,8 +97,7 @@ struct WgradWarpTile {
   }
 
   __device__ __forceinline__ void multiply_stage(const float* input_tile, int pitch_m,
-                                                 const float* output_tile, int pitch_n,
-                                                 int lane) {
+                                                 const float* output_tile, int pitch_n, int lane) {
     const int g = lane >> 2, t = lane & 3;
     constexpr int kA = 2 * kMTiles, kB = kNTiles;
 #pragma unroll
@@ -254,8 +254,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   auto compute_stage = [&](int slot) {
     const float* stage = shared + slot * Cfg::kStageFloats;
     tile.multiply_stage(stage, Cfg::kPitchM,
-                        stage + kWgradStagePositions * Cfg::kPitchM +
-                            warp_n * WarpTile::kChannelsN,
+                        stage + kWgradStagePositions * Cfg::kPitchM + warp_n * WarpTile::kChannelsN,
                         Cfg::kPitchN, lane);
   };
 

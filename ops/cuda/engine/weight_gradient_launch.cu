@@ -79,9 +79,8 @@ namespace {
 
 template <class Cfg>
 void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
-                       const at::Tensor& grad_output, at::Tensor& grad_weight,
-                       cudaStream_t stream, at::Tensor& grad_bias,
-                       const StagedChunkHook& after_chunk) {
+                       const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
+                       at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
   WgradProblem p{};
   p.positions_per_sample = static_cast<int>(g.input_positions());
@@ -140,9 +139,9 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
   // The bias gradient's partial sums, one row per sample and staging tile.
   at::Tensor bias_partials;
   if (grad_bias.defined()) {
-    bias_partials = at::empty(
-        {g.batch * staging_position_tiles(plan.output) * plan.output.padded_channels()},
-        input.options().dtype(at::kDouble));
+    bias_partials =
+        at::empty({g.batch * staging_position_tiles(plan.output) * plan.output.padded_channels()},
+                  input.options().dtype(at::kDouble));
   }
 
   auto kernel = weight_gradient_kernel<Cfg>;
@@ -155,11 +154,10 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
     const int64_t n0 = c * chunk, samples = std::min(chunk, g.batch - n0);
     const at::Tensor staged_input =
         stage_channels_last(plan.input, input.narrow(0, n0, samples), nullptr, stream);
-    double* chunk_partials =
-        grad_bias.defined() ? bias_partials.mutable_data_ptr<double>() +
-                                  n0 * staging_position_tiles(plan.output) *
-                                      plan.output.padded_channels()
-                            : nullptr;
+    double* chunk_partials = grad_bias.defined() ? bias_partials.mutable_data_ptr<double>() +
+                                                       n0 * staging_position_tiles(plan.output) *
+                                                           plan.output.padded_channels()
+                                                 : nullptr;
     const at::Tensor staged_output = stage_channels_last(
         plan.output, grad_output.narrow(0, n0, samples), nullptr, stream, chunk_partials);
     WgradProblem chunk_problem = p;
@@ -191,8 +189,8 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
   constexpr int kSumThreads = 256;
   const int64_t sum_blocks =
       std::min<int64_t>((sum.split_floats + kSumThreads - 1) / kSumThreads, 65535);
-  sum_weight_gradient_splits_kernel<<<sum_blocks, kSumThreads, 0, stream>>>(sum, workspace.const_data_ptr<float>(),
-                                               grad_weight.mutable_data_ptr<float>());
+  sum_weight_gradient_splits_kernel<<<sum_blocks, kSumThreads, 0, stream>>>(
+      sum, workspace.const_data_ptr<float>(), grad_weight.mutable_data_ptr<float>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
@@ -201,9 +199,8 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
 // output channels.
 template <int kMTiles>
 void launch_for_m_tiles(const WeightGradientPlan& plan, const at::Tensor& input,
-                        const at::Tensor& grad_output, at::Tensor& grad_weight,
-                        cudaStream_t stream, at::Tensor& grad_bias,
-                        const StagedChunkHook& after_chunk) {
+                        const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
+                        at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
   const int64_t n = plan.output.padded_channels_per_group;
   if (n == 16) {
     launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(plan, input, grad_output, grad_weight, stream,
@@ -241,8 +238,7 @@ bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dty
   return halo_affordable && staged_positions < kMaxInt && g.input_positions() < kMaxInt - 64 &&
          plan.input.padded_channels() < kMaxStagedChannels &&
          plan.output.padded_channels() < kMaxStagedChannels && plan.groups <= kMaxGrid &&
-         g.taps() * channel_blocks <= kMaxGrid && plan.cin < kMaxInt / 2 &&
-         plan.cout < kMaxInt / 2;
+         g.taps() * channel_blocks <= kMaxGrid && plan.cin < kMaxInt / 2 && plan.cout < kMaxInt / 2;
 }
 
 void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,

@@ -15,7 +15,8 @@ namespace ct3d::cuda {
 // Packs the weights (C_in, C_out/groups, kD, kH, kW), read through `layout` (the
 // forward reduces over C_in, the input gradient over C_out), as the GEMM's weight
 // fragments, zero in the padding: [group][tap][16-channel chunk][target channel
-// tile][tile layout]. Below, "cin" is the reduced channel and "cout" the target one. The tile layout is the warp tile's (implicit_gemm_warp_tiles.cuh):
+// tile][tile layout]. Below, "cin" is the reduced channel and "cout" the target one. The tile
+// layout is the warp tile's (implicit_gemm_warp_tiles.cuh):
 // - channels on M (16-channel tiles): [hi, lo][k-step][lane][4]; register e of
 //   lane (g, t) in k-step s is output channel g + 8 (e % 2) and input channel
 //   4 t + 2 s + e / 2 of the chunk (the mma's row-major A fragment);
@@ -33,8 +34,7 @@ __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
                                              const WeightLayout layout, float* __restrict__ packed,
                                              int64_t total, int cin_per_group, int cout_per_group,
                                              int fold, int cin_padded, int cout_padded, int taps,
-                                             bool positions_on_m, int wgmma_n,
-                                             int* nonfinite) {
+                                             bool positions_on_m, int wgmma_n, int* nonfinite) {
   // The staging pass, queued behind this kernel, sets the flag on a non-finite input.
   if (nonfinite != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *nonfinite = 0;
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
@@ -77,8 +77,9 @@ __global__ void pack_weight_fragments_kernel(const float* __restrict__ weight,
     const bool same_group = ic / cin_per_group == col / cout_per_group;
     if (ic < fold * cin_per_group && col < fold * cout_per_group && same_group) {
       const int64_t conv_group = group * fold + ic / cin_per_group;
-      value = weight[conv_group * layout.group_stride + (ic % cin_per_group) * layout.reduce_stride +
-                     (col % cout_per_group) * layout.target_stride + tap];
+      value =
+          weight[conv_group * layout.group_stride + (ic % cin_per_group) * layout.reduce_stride +
+                 (col % cout_per_group) * layout.target_stride + tap];
     }
     const float value_hi = round_to_tf32(value);
     packed[index] = lo_part ? value - value_hi : value_hi;

@@ -90,8 +90,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                        const float* __restrict__ packed_weight, const float* __restrict__ bias,
                        float* __restrict__ output) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int kN = Cfg::kN, kSlots = Cfg::kSlots, kMTiles = Cfg::kMTiles,
-                kChunks = Cfg::kChunks;
+  constexpr int kN = Cfg::kN, kSlots = Cfg::kSlots, kMTiles = Cfg::kMTiles, kChunks = Cfg::kChunks;
   using Mma = Wgmma<kN>;
   constexpr int kAccumulators = Mma::kAccumulators;
   extern __shared__ __align__(128) float shared[];
@@ -133,7 +132,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       mbarrier_wait(empty0 + 8 * slot, ((it / kSlots) & 1) ^ 1);
       const uint32_t stage = shared_base + slot * kStageBytes;
       const int stage_chunks = min(kChunks, chunks - it * kChunks);
-      if (tid == 0) mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * kChunkWeightBytes);
+      if (tid == 0)
+        mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * kChunkWeightBytes);
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         if (c < stage_chunks) {
@@ -179,8 +179,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int c = 0; c < kChunks; ++c) {
         if (c < stage_chunks) {
           const int row = row_base + 64 * mt;
-          const float4 x0 = *reinterpret_cast<const float4*>(
-              stage + stage_piece_offset<kChunks>(row, 4 * c + t));
+          const float4 x0 =
+              *reinterpret_cast<const float4*>(stage + stage_piece_offset<kChunks>(row, 4 * c + t));
           const float4 x1 = *reinterpret_cast<const float4*>(
               stage + stage_piece_offset<kChunks>(row + 8, 4 * c + t));
           const float v[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
@@ -205,8 +205,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
           for (int mt = 0; mt < kMTiles; ++mt) {
             // {row g, k t}, {row g + 8, k t}, {row g, k t + 4}, {row g + 8, k t + 4}
-            const uint32_t(&hi)[8] = f.hi[mt][c];
-            const uint32_t(&lo)[8] = f.lo[mt][c];
+            const uint32_t (&hi)[8] = f.hi[mt][c];
+            const uint32_t (&lo)[8] = f.lo[mt][c];
             const uint32_t a_hi[4] = {hi[2 * s], hi[4 + 2 * s], hi[2 * s + 1], hi[5 + 2 * s]};
             const uint32_t a_lo[4] = {lo[2 * s], lo[4 + 2 * s], lo[2 * s + 1], lo[5 + 2 * s]};
             if constexpr (!Cfg::kExactOperands) {
