@@ -30,8 +30,7 @@ Gradients conv_transpose3d_backward_composite(const at::Tensor& grad_output,
 }
 
 at::Tensor bias_gradient(const at::Tensor& grad_output) {
-  return grad_output.sum({0, 2, 3, 4}, /*keepdim=*/false, at::kDouble)
-      .to(grad_output.scalar_type());
+  return grad_output.sum({0, 2, 3, 4});
 }
 
 }  // namespace ct3d
