@@ -111,15 +111,15 @@ __global__ void weight_backward_kernel(ConvGeometry s, const scalar_t* __restric
   if (threadIdx.x == 0) grad_weight[element] = static_cast<scalar_t>(partial[0]);
 }
 
-void check_cuda(const at::Tensor& tensor) {
+}  // namespace
+
+void check_backward_tensor_cuda(const at::Tensor& tensor) {
   CT3D_CHECK(tensor.is_cuda(),
              "conv_transpose3d backward (CUDA kernel): expected CUDA "
              "tensors, got ",
              tensor.device());
   check_dtype_supported(tensor, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
 }
-
-}  // namespace
 
 at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                const at::Tensor& weight, bool operands_exact_in_tf32) {
@@ -157,7 +157,7 @@ at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
                                                 c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args =
       check_input_backward_args(grad_output, weight, input_size, stride, padding, groups, dilation);
-  check_cuda(grad_output);
+  check_backward_tensor_cuda(grad_output);
   const c10::cuda::CUDAGuard device_guard(grad_output.device());
   if (is_reduced_precision(grad_output)) {
     return input_gradient_cuda(args, widened(grad_output), widened(weight), true)
@@ -198,7 +198,7 @@ at::Tensor conv_transpose3d_weight_backward_cuda(const at::Tensor& input,
                                                  c10::SymIntArrayRef dilation) {
   const ConvTranspose3dArgs args = check_weight_backward_args(input, grad_output, kernel_size,
                                                               stride, padding, groups, dilation);
-  check_cuda(input);
+  check_backward_tensor_cuda(input);
   const c10::cuda::CUDAGuard device_guard(input.device());
   if (is_reduced_precision(input)) {
     return weight_gradient_cuda(args, widened(input), widened(grad_output)).to(input.scalar_type());

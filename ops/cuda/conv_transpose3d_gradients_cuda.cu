@@ -14,7 +14,6 @@
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/gradients_cuda.h"
-#include "ops/error_message.h"
 #include "ops/reduced_precision.h"
 
 namespace ct3d {
@@ -78,11 +77,7 @@ Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at
                                          std::array<bool, 3> output_mask) {
   const ConvTranspose3dArgs args =
       check_backward_args(grad_output, input, weight, stride, padding, groups, dilation);
-  check_dtype_supported(grad_output, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
-  CT3D_CHECK(grad_output.is_cuda(),
-             "conv_transpose3d backward (CUDA kernel): expected CUDA "
-             "tensors, got ",
-             grad_output.device());
+  check_backward_tensor_cuda(grad_output);
   const c10::cuda::CUDAGuard device_guard(grad_output.device());
   if (!is_reduced_precision(grad_output)) {
     return gradients_cuda(args, grad_output, input, weight, output_mask, false);

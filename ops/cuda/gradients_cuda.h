@@ -9,6 +9,10 @@
 
 namespace ct3d {
 
+// The device and dtype check of every CUDA backward op, after its argument checks
+// (which already made all its tensors agree in device and dtype).
+void check_backward_tensor_cuda(const at::Tensor& tensor);
+
 // operands_exact_in_tf32: float32 widened from float16 or bfloat16 (one TF32
 // product per multiply-add is exact).
 at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
