@@ -11,7 +11,7 @@
 # to torch's own kernels, which ship no PTX.)
 # CT3D_SANITIZE=1 adds compute-sanitizer memcheck and racecheck (scripts/sanitize.sh).
 # CT3D_BENCH="forward training" picks the benchmarks (default: both; also "wide",
-# "half", "none"). $OUT brings back only a few files: the tables print last.
+# "half", "reuse", "none"). $OUT brings back only a few files: the tables print last.
 set -uo pipefail
 OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
@@ -49,6 +49,8 @@ for bench in ${CT3D_BENCH:-forward training}; do
     forward) python3 bench/bench.py --out "$LOGS" 2>&1 | tee "$LOGS/bench.log" ;;
     training) python3 bench/bench_training.py --out "$LOGS" 2>&1 | tee "$LOGS/training.log" ;;
     wide) python3 bench/bench.py --problems wide --name wide --out "$LOGS" 2>&1 | tee "$LOGS/wide.log" ;;
+    # Width-tap reuse on and off, forward and input gradient (bench/ab_width_reuse.py).
+    reuse) python3 bench/ab_width_reuse.py --out "$LOGS" 2>&1 | tee "$LOGS/ab_width_reuse.log" ;;
     # float16 and bfloat16 forward, float16 step (few repetitions: the tables, not the noise).
     half)
       for dtype in float16 bfloat16; do
@@ -61,7 +63,7 @@ for bench in ${CT3D_BENCH:-forward training}; do
 done
 # Hardware counters of the main kernel on the problems named in $CT3D_PROFILE.
 for p in ${CT3D_PROFILE:-}; do
-  ncu --clock-control none -k regex:implicit_gemm -s 2 -c 1 --section SpeedOfLight \
+  ncu --clock-control none -k regex:phase_kernel -s 2 -c 1 --section SpeedOfLight \
     --section WarpStateStats --section Occupancy --section MemoryWorkloadAnalysis \
     python3 bench/profile_one.py "$p" >"$LOGS/ncu_$p.txt" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Stall|L1/TEX Hit|L2 Hit" "$LOGS/ncu_$p.txt" | head -12 | sed "s/^/[ncu $p] /"

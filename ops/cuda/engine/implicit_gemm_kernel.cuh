@@ -21,6 +21,7 @@ namespace ct3d::cuda {
 template <int kBlockWarps, class WarpTileType, int kPipelineStages>
 struct TileConfig {
   using WarpTile = WarpTileType;
+  static constexpr bool kWidthReuse = false;
   static constexpr int kStages = kPipelineStages;  // cp.async pipeline depth
   // How the weights are packed for it (weight_packing.cuh).
   static constexpr bool kPackPositionsOnM = WarpTile::kPositionsOnM;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <limits>
 
 #include "ops/cuda/device_capability.h"
@@ -18,6 +19,8 @@
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_packing.cuh"
 #include "ops/cuda/engine/wgmma_kernel.cuh"
+#include "ops/cuda/engine/wgmma_reuse_kernel.cuh"
+#include "ops/cuda/engine/width_tap_reuse.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -91,13 +94,31 @@ int wgmma_channels_for(int64_t cout) {
   return 128;
 }
 
+// Width-tap reuse (wgmma_reuse_kernel.cuh) is on unless CT3D_WIDTH_REUSE=0, read on
+// every call so that one benchmark process can time both mainloops.
+bool width_reuse_allowed() {
+  const char* value = std::getenv("CT3D_WIDTH_REUSE");
+  return value == nullptr || value[0] != '0';
+}
+
+// The reuse block's channels: the smallest wgmma N that holds them, or blocks of 128.
+int wgmma_reuse_channels_for(int64_t cout) {
+  for (const int n : {16, 24, 32, 48, 64, 96}) {
+    if (cout <= n) return n;
+  }
+  return 128;
+}
+
+constexpr int kReuseMaxTileRows = WgmmaReuseConfig<16, 2>::kMaxTileRows;
+
 // problem: the GEMM with its groups folded `fold` at a time (see group_fold).
 // staged: the whole source already staged (launch_implicit_gemm), or undefined.
+// reuse: the width-tap reuse plan (WgmmaReuseConfig only).
 template <class Cfg>
 void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
                        const at::Tensor& source, const at::Tensor& weight, const at::Tensor& bias,
                        at::Tensor& output, cudaStream_t stream, int64_t staging_budget_floats,
-                       const at::Tensor& staged) {
+                       const at::Tensor& staged, const WidthReusePlan& reuse) {
   const int64_t groups = problem.groups;
   const int64_t taps = problem.taps();
 
@@ -129,9 +150,27 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
 
   if (p.phases == 0) return;
 
-  auto kernel = phase_kernel_of<Cfg>();
-  C10_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
+  // Launches the kernel on one staged chunk.
+  auto run = [&](const dim3& grid, const PhaseProblem& chunk_problem, const float* chunk_staged,
+                 float* chunk_output) {
+    const float* packed_data = packed.const_data_ptr<float>();
+    const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
+    if constexpr (Cfg::kWidthReuse) {
+      const int shared_bytes = std::max(reuse.slots * reuse.stage_bytes, Cfg::kEpilogueBytes);
+      auto kernel = wgmma_reuse_phase_kernel<Cfg>;
+      C10_CUDA_CHECK(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+      kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(chunk_problem, reuse, chunk_staged,
+                                                            packed_data, bias_data, chunk_output);
+    } else {
+      auto kernel = phase_kernel_of<Cfg>();
+      C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          Cfg::kSharedBytes));
+      kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
+          chunk_problem, chunk_staged, packed_data, bias_data, chunk_output);
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
   // Staged and multiplied a chunk of samples at a time (staging_chunk_samples).
   const int64_t batch = output.size(0);
   const int64_t chunk =
@@ -151,11 +190,8 @@ void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
     const dim3 grid(static_cast<unsigned>(row_tiles * p.phases),
                     static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels),
                     static_cast<unsigned>(groups));
-    kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
-        chunk_problem, chunk_staged.const_data_ptr<float>(), packed.const_data_ptr<float>(),
-        bias.defined() ? bias.const_data_ptr<float>() : nullptr,
+    run(grid, chunk_problem, chunk_staged.const_data_ptr<float>(),
         output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }
 
@@ -169,9 +205,39 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
   // Launches the configuration given by the type of its (empty) argument.
   const auto launch = [&](auto config) {
     launch_all_phases<decltype(config)>(folded, fold, flag, source, weight, bias, output, stream,
-                                        staging_budget_floats, staged);
+                                        staging_budget_floats, staged, WidthReusePlan{});
+  };
+  const auto launch_reuse = [&](auto config, const WidthReusePlan& plan) {
+    launch_all_phases<decltype(config)>(folded, fold, flag, source, weight, bias, output, stream,
+                                        staging_budget_floats, staged, plan);
   };
   const int64_t cout = folded.target_channels;
+  if (wgmma_enabled() && width_reuse_allowed()) {
+    const int n = wgmma_reuse_channels_for(cout);
+    // Two m-tiles per warpgroup where the registers allow: twice the rows per
+    // weight tile copied.
+    const int block_positions = n <= 64 ? 256 : 128;
+    const PhaseProblem p = make_phase_problem(folded, kBlockK, n, output);
+    const WidthReusePlan plan = plan_width_reuse(p, block_positions, n, kReuseMaxTileRows);
+    if (plan.taps_per_stage > 0) {
+      switch (n) {
+        case 16:
+          return launch_reuse(WgmmaReuseConfig<16, 2, kExact>{}, plan);
+        case 24:
+          return launch_reuse(WgmmaReuseConfig<24, 2, kExact>{}, plan);
+        case 32:
+          return launch_reuse(WgmmaReuseConfig<32, 2, kExact>{}, plan);
+        case 48:
+          return launch_reuse(WgmmaReuseConfig<48, 2, kExact>{}, plan);
+        case 64:
+          return launch_reuse(WgmmaReuseConfig<64, 2, kExact>{}, plan);
+        case 96:
+          return launch_reuse(WgmmaReuseConfig<96, 1, kExact>{}, plan);
+        default:
+          return launch_reuse(WgmmaReuseConfig<128, 1, kExact>{}, plan);
+      }
+    }
+  }
   // The wgmma mainloop for more than 32 channels per block. Narrower blocks do too
   // little math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels)
   // 1.59 -> 2.20 ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48)

@@ -29,6 +29,7 @@
 
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
+#include "ops/cuda/engine/wgmma_epilogue.cuh"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
 #include "ops/cuda/engine/wgmma_weight_layout.h"
 
@@ -38,6 +39,7 @@ namespace ct3d::cuda {
 // are zero, and hi*hi alone is exact.
 template <int kChannels, int kMTilesPerWarpgroup, int kChunksPerStage, bool kExact = false>
 struct WgmmaConfig {
+  static constexpr bool kWidthReuse = false;
   static constexpr bool kExactOperands = kExact;
   static constexpr int kN = kChannels;  // output channels of a block
   static constexpr int kMTiles = kMTilesPerWarpgroup;
@@ -58,8 +60,7 @@ struct WgmmaConfig {
   // As many slots as fit in 200 KB, at most 8.
   static constexpr int kSlotsThatFit = 200 * 1024 / (4 * kStageFloats);
   static constexpr int kSlots = kSlotsThatFit < 8 ? kSlotsThatFit : 8;
-  static constexpr int kEpiloguePitch = kBlockPositions + 4;
-  static constexpr int kEpilogueFloats = kN * kEpiloguePitch;
+  static constexpr int kEpilogueFloats = kN * (kBlockPositions + 4);  // wgmma_store_tile
   static constexpr int kPipelineFloats = kSlots * kStageFloats;
   static constexpr int kSharedBytes =
       4 * (kPipelineFloats > kEpilogueFloats ? kPipelineFloats : kEpilogueFloats);
@@ -278,56 +279,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[mt][i] += acc[mt][i];
 
-  // Epilogue, through shared memory (every stage has landed and been read): the
-  // tile parked as [channel][position], then each warp stores 32 consecutive
-  // positions of one channel per instruction, as the mma.sync epilogue does.
-  named_barrier_sync(Cfg::kComputeThreads);
-  constexpr int kPitch = Cfg::kEpiloguePitch;
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int j = 0; j < kN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        shared[(8 * j + 2 * t + (e & 1)) * kPitch + row_base + 64 * mt + 8 * (e >> 1)] =
-            total[mt][4 * j + e];
-      }
-  named_barrier_sync(Cfg::kComputeThreads);
-  // Thread ctid stores positions ctid % 256 (+ 256 ...) of every channel.
-  const int64_t group_channel0 = static_cast<int64_t>(group) * p.cout_per_group + channel0;
-  const int channels = min(kN, p.cout_per_group - channel0);
-  const float* channel_bias = bias != nullptr ? bias + group_channel0 : nullptr;
-  constexpr int kPositionsPerThread = Cfg::kBlockPositions / Cfg::kComputeThreads;
-  constexpr int kChannelStep = Cfg::kComputeThreads / Cfg::kBlockPositions;  // 0 or 2
-  if constexpr (kPositionsPerThread >= 1) {
-#pragma unroll
-    for (int q = 0; q < kPositionsPerThread; ++q) {
-      const int position = ctid + q * Cfg::kComputeThreads;
-      float* destination = output_row(p, block, output, group_channel0, position);
-      if (destination == nullptr) continue;
-#pragma unroll 4
-      for (int c = 0; c < channels; ++c) {
-        float value = shared[c * kPitch + position];
-        if (channel_bias != nullptr) value += channel_bias[c];
-        *destination = value;
-        destination += p.output_channel_stride;
-      }
-    }
-  } else {
-    // Thread ctid stores position ctid % 128 of channels ctid / 128, + 2, + 4, ...
-    const int position = ctid % Cfg::kBlockPositions;
-    const int first_channel = ctid / Cfg::kBlockPositions;
-    float* destination = output_row(p, block, output, group_channel0, position);
-    if (destination == nullptr) return;
-    destination += first_channel * p.output_channel_stride;
-#pragma unroll 4
-    for (int c = first_channel; c < channels; c += kChannelStep) {
-      float value = shared[c * kPitch + position];
-      if (channel_bias != nullptr) value += channel_bias[c];
-      *destination = value;
-      destination += kChannelStep * p.output_channel_stride;
-    }
-  }
+  // Epilogue (every stage has landed and been read).
+  wgmma_store_tile<kN, kMTiles, Cfg::kBlockPositions, Cfg::kComputeThreads>(
+      p, block, shared, total, ctid, row_base, group, channel0, bias, output);
 #endif
 }
 
