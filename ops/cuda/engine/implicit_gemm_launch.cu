@@ -94,11 +94,24 @@ int wgmma_channels_for(int64_t cout) {
   return 128;
 }
 
-// Width-tap reuse (wgmma_reuse_kernel.cuh) is on unless CT3D_WIDTH_REUSE=0, read on
-// every call so that one benchmark process can time both mainloops.
-bool width_reuse_allowed() {
+// Width-tap reuse (wgmma_reuse_kernel.cuh): CT3D_WIDTH_REUSE=0 never, =1 wherever it
+// applies, unset where it paid in the measurements (width_reuse_pays). Read on every
+// call so that one benchmark process can time both mainloops.
+enum class WidthReuseChoice { kNever, kAlways, kWherePays };
+WidthReuseChoice width_reuse_choice() {
   const char* value = std::getenv("CT3D_WIDTH_REUSE");
-  return value == nullptr || value[0] != '0';
+  if (value == nullptr || value[0] == '\0') return WidthReuseChoice::kWherePays;
+  return value[0] == '0' ? WidthReuseChoice::kNever : WidthReuseChoice::kAlways;
+}
+
+// Where the reuse mainloop beat the others (docs/KERNEL_LOG.md, w3 and w4): blocks
+// of 32 to 64 channels, at least 3 width taps in every phase, groups not folded.
+bool width_reuse_pays(const PhaseProblem& p, int channels, int fold) {
+  const DimParams& width = p.dim[2];
+  for (int a = 0; a < width.active_residues; ++a) {
+    if (width.residue[width.active_residue[a]].taps < 3) return false;
+  }
+  return channels >= 32 && channels <= 64 && fold == 1;
 }
 
 // The reuse block's channels: the smallest wgmma N that holds them, or blocks of 128.
@@ -212,14 +225,16 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
                                         staging_budget_floats, staged, plan);
   };
   const int64_t cout = folded.target_channels;
-  if (wgmma_enabled() && width_reuse_allowed()) {
+  const WidthReuseChoice reuse_choice = width_reuse_choice();
+  if (wgmma_enabled() && reuse_choice != WidthReuseChoice::kNever) {
     const int n = wgmma_reuse_channels_for(cout);
     // Two m-tiles per warpgroup where the registers allow: twice the rows per
     // weight tile copied.
     const int block_positions = n <= 64 ? 256 : 128;
     const PhaseProblem p = make_phase_problem(folded, kBlockK, n, output);
     const WidthReusePlan plan = plan_width_reuse(p, block_positions, n, kReuseMaxTileRows);
-    if (plan.taps_per_stage > 0) {
+    if (plan.taps_per_stage > 0 &&
+        (reuse_choice == WidthReuseChoice::kAlways || width_reuse_pays(p, n, fold))) {
       switch (n) {
         case 16:
           return launch_reuse(WgmmaReuseConfig<16, 2, kExact>{}, plan);
