@@ -23,7 +23,9 @@ int segment_start(const WidthReuseSegments& s, int local) {
 }
 
 // Rows of the tile the producers fill for a whole block.
-int tile_rows_needed(const WidthReuseSegments& s) { return s.tile_row(kBlockRows - 1) + s.span + 1; }
+int tile_rows_needed(const WidthReuseSegments& s) {
+  return s.tile_row(kBlockRows - 1) + s.span + 1;
+}
 
 ct3d::ConvGeometry geometry(int64_t width, int64_t kernel_w, int64_t stride, int64_t dilation) {
   const at::Tensor x = at::zeros({2, 16, 3, 4, width});
@@ -49,8 +51,8 @@ TEST_CASE("every width tap of every block row finds its staged position in the t
             const int start = segment_start(s, local);
             for (int shift = 0; shift <= span; ++shift) {
               const WidthReuseSegments::Source source = s.source(s.tile_row(local) + shift);
-              mismatches += source.first_local != start ||
-                            source.offset != (local - start) * pitch + shift;
+              mismatches +=
+                  source.first_local != start || source.offset != (local - start) * pitch + shift;
               ++checked;
             }
           }
@@ -74,13 +76,13 @@ TEST_CASE("the reuse plan's tile holds every block, wherever it starts in a line
     const ct3d::ConvGeometry g = geometry(c.width, c.kernel_w, c.stride, c.dilation);
     const ct3d::cuda::GatherProblem problem =
         c.forward ? ct3d::cuda::forward_gather(g) : ct3d::cuda::input_gradient_gather(g);
-    const at::Tensor target = c.forward ? at::empty({2, 16, 4, 6, g.dim[2].output})
-                                        : at::empty({2, 16, 3, 4, c.width});
+    const at::Tensor target =
+        c.forward ? at::empty({2, 16, 4, 6, g.dim[2].output}) : at::empty({2, 16, 3, 4, c.width});
     const ct3d::cuda::PhaseProblem p = ct3d::cuda::make_phase_problem(problem, 16, 16, target);
     const ct3d::cuda::WidthReusePlan plan =
         ct3d::cuda::plan_width_reuse(p, kBlockRows, 16, 1 << 20);
-    INFO("width " << c.width << " kernel " << c.kernel_w << " stride " << c.stride
-                  << " dilation " << c.dilation << " forward " << c.forward);
+    INFO("width " << c.width << " kernel " << c.kernel_w << " stride " << c.stride << " dilation "
+                  << c.dilation << " forward " << c.forward);
     REQUIRE(plan.taps_per_stage >= 2);
     CHECK(plan.slots >= 3);
     const int pitch = static_cast<int>(p.row_stride[2] / p.staged_stride[2]);
@@ -90,9 +92,8 @@ TEST_CASE("the reuse plan's tile holds every block, wherever it starts in a line
       const ct3d::cuda::ResidueParams& r = width.residue[width.active_residue[a]];
       const int span = ct3d::cuda::shift_span(r.shift_step, r.taps);
       for (int first_qw = 0; first_qw < width.max_positions; ++first_qw) {
-        const WidthReuseSegments s{width.max_positions,
-                                   std::min(kBlockRows, width.max_positions - first_qw), pitch,
-                                   span};
+        const WidthReuseSegments s{
+            width.max_positions, std::min(kBlockRows, width.max_positions - first_qw), pitch, span};
         most = std::max(most, tile_rows_needed(s));
       }
     }

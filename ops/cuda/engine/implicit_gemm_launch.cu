@@ -104,7 +104,7 @@ WidthReuseChoice width_reuse_choice() {
   return value[0] == '0' ? WidthReuseChoice::kNever : WidthReuseChoice::kAlways;
 }
 
-// Where the reuse mainloop beat the others (docs/KERNEL_LOG.md, w3 and w4): blocks
+// Where the reuse mainloop beat the others (docs/KERNEL_LOG.md, w3): blocks
 // of 32 to 64 channels, at least 3 width taps in every phase, groups not folded.
 bool width_reuse_pays(const PhaseProblem& p, int channels, int fold) {
   const DimParams& width = p.dim[2];

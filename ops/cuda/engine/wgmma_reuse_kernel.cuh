@@ -89,8 +89,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                     static_cast<int>(p.row_stride[2] / p.staged_stride[2]),
                                     shift_span(rw.shift_step, rw.taps)};
   const int min_shift = lowest_shift(rw.first_shift, rw.shift_step, rw.taps);
-  const int valid_rows = static_cast<int>(
-      min(static_cast<int64_t>(Cfg::kBlockPositions), p.rows - block.row0));
+  const int valid_rows =
+      static_cast<int>(min(static_cast<int64_t>(Cfg::kBlockPositions), p.rows - block.row0));
   const int taps_per_stage = plan.taps_per_stage;
   const int tap_groups = (rw.taps + taps_per_stage - 1) / taps_per_stage;
   const int chunks_per_tap = p.cin_padded / kBlockK;
@@ -137,14 +137,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int r = 0; r < Cfg::kProducerRowSlots; ++r) {
         if (offset[r] != INT_MIN) {
           const int row = tid / kChunksPerRow + 32 * r;
-          cp_async_16(stage + 4 * (row * kRowFloats + 4 * piece),
-                      base + offset[r] + input_offset);
+          cp_async_16(stage + 4 * (row * kRowFloats + 4 * piece), base + offset[r] + input_offset);
         }
       }
       if (tid == 0) {
         mbarrier_arrive_expect_bytes(full0 + 8 * slot, taps * kTapWeightBytes);
-        const int64_t tap_dh = (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap +
-                               th * rh.tap_step;
+        const int64_t tap_dh =
+            (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
         for (int tw = 0; tw < taps; ++tw) {
           const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + (first_tap + tw) * rw.tap_step;
           bulk_copy(stage + input_bytes + tw * kTapWeightBytes,
