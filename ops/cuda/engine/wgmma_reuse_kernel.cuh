@@ -15,6 +15,7 @@
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
 #include "ops/cuda/engine/wgmma_epilogue.cuh"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
+#include "ops/cuda/engine/wgmma_split_products.cuh"
 #include "ops/cuda/engine/wgmma_weight_layout.h"
 #include "ops/cuda/engine/width_tap_reuse.h"
 
@@ -206,20 +207,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint32_t weights_lo = weights_hi + 4 * kN * kBlockK;
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
-      const uint32_t step = s * (kN / 8) * 256;
-      const uint64_t b_hi = matrix_descriptor(weights_hi + step, 128, 256);
-      const uint64_t b_lo = matrix_descriptor(weights_lo + step, 128, 256);
+      const uint64_t b_hi = chunk_weight_descriptor<kN>(weights_hi, s);
+      const uint64_t b_lo = chunk_weight_descriptor<kN>(weights_lo, s);
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
-        const uint32_t (&hi)[8] = f.hi[mt];
-        const uint32_t (&lo)[8] = f.lo[mt];
-        const uint32_t a_hi[4] = {hi[2 * s], hi[4 + 2 * s], hi[2 * s + 1], hi[5 + 2 * s]};
-        const uint32_t a_lo[4] = {lo[2 * s], lo[4 + 2 * s], lo[2 * s + 1], lo[5 + 2 * s]};
-        if constexpr (!Cfg::kExactOperands) {
-          Mma::run(acc[mt], a_lo, b_hi, 1);
-          Mma::run(acc[mt], a_hi, b_lo, 1);
-        }
-        Mma::run(acc[mt], a_hi, b_hi, 1);
+        split_products<kN, Cfg::kExactOperands>(acc[mt], f.hi[mt], f.lo[mt], s, b_hi, b_lo);
       }
     }
   };
