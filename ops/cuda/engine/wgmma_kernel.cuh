@@ -36,22 +36,12 @@
 
 namespace ct3d::cuda {
 
-// kExact: every operand is a TF32 value (widened float16 or bfloat16): the lo parts
-// are zero, and hi*hi alone is exact.
 template <int kChannels, int kMTilesPerWarpgroup, int kChunksPerStage, bool kExact = false>
-struct WgmmaConfig {
+struct WgmmaConfig : WgmmaBlock<kChannels, kMTilesPerWarpgroup, kExact> {
+  using Block = WgmmaBlock<kChannels, kMTilesPerWarpgroup, kExact>;
+  using Block::kBlockPositions, Block::kN;
   static constexpr bool kWidthReuse = false;
-  static constexpr bool kExactOperands = kExact;
-  static constexpr int kN = kChannels;  // output channels of a block
-  static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kChunks = kChunksPerStage;
-  static constexpr int kBlockChannels = kChannels;
-  static constexpr bool kPackPositionsOnM = false;
-  static constexpr int kPackWgmmaChannels = kChannels;
-  static constexpr int kComputeWarpgroups = 2;
-  static constexpr int kBlockPositions = 64 * kMTiles * kComputeWarpgroups;
-  static constexpr int kThreads = 128 * (1 + kComputeWarpgroups);
-  static constexpr int kComputeThreads = 128 * kComputeWarpgroups;
   static constexpr int kStageK = kBlockK * kChunks;
   static constexpr int kFlushStages = 128 / kStageK;
   static constexpr int kTileInputFloats = kBlockPositions * kStageK;
@@ -67,10 +57,6 @@ struct WgmmaConfig {
       4 * (kPipelineFloats > kEpilogueFloats ? kPipelineFloats : kEpilogueFloats);
   // Producer rows: thread tid copies piece tid % 4 of rows tid / 4 + 32 j.
   static constexpr int kProducerRows = kBlockPositions / 32;
-  // Registers after setmaxnreg: 128 x 56 + 256 x 224 <= 64 K.
-  static constexpr int kProducerRegisters = 56;
-  static constexpr int kComputeRegisters = 224;
-  static_assert(kN % 8 == 0 && kN <= 128, "wgmma N");
   static_assert(kChunks == 1 || kChunks == 2, "stage chunks");
   static_assert(kSlots >= 3, "a slot computing, one in flight, one loading");
 };

@@ -22,32 +22,21 @@
 namespace ct3d::cuda {
 
 template <int kChannels, int kMTilesPerWarpgroup, bool kExact = false>
-struct WgmmaReuseConfig {
+struct WgmmaReuseConfig : WgmmaBlock<kChannels, kMTilesPerWarpgroup, kExact> {
+  using Block = WgmmaBlock<kChannels, kMTilesPerWarpgroup, kExact>;
+  using Block::kBlockPositions, Block::kMTiles, Block::kN;
   static constexpr bool kWidthReuse = true;
-  static constexpr bool kExactOperands = kExact;
-  static constexpr int kN = kChannels;
-  static constexpr int kMTiles = kMTilesPerWarpgroup;
-  static constexpr int kBlockChannels = kChannels;
-  static constexpr bool kPackPositionsOnM = false;
-  static constexpr int kPackWgmmaChannels = kChannels;
-  static constexpr int kComputeWarpgroups = 2;
-  static constexpr int kBlockPositions = 64 * kMTiles * kComputeWarpgroups;
-  static constexpr int kThreads = 128 * (1 + kComputeWarpgroups);
-  static constexpr int kComputeThreads = 128 * kComputeWarpgroups;
   // Producer thread tid copies piece tid % 4 of tile rows tid / 4 + 32 j.
   static constexpr int kProducerRowSlots = 18;
   static constexpr int kMaxTileRows = 32 * kProducerRowSlots;
   static constexpr int kMaxSlots = 8;
   static constexpr int kTapWeightFloats = kN * kWeightFloatsPerChannel;  // hi and lo
   static constexpr int kEpilogueBytes = 4 * kN * (kBlockPositions + 4);
-  static constexpr int kProducerRegisters = 56;
-  static constexpr int kComputeRegisters = 224;
   // Two fragment sets let a tap's split overlap the previous tap's wgmmas; where
   // they do not fit beside the accumulators and totals (64 channels x 2 m-tiles
   // spilled), one set, and the other warpgroup's wgmmas fill the gap.
   static constexpr int kAccumulatorRegisters = 2 * kMTiles * kN / 2;
   static constexpr int kFragmentSets = kAccumulatorRegisters + 2 * 16 * kMTiles <= 176 ? 2 : 1;
-  static_assert(kN % 8 == 0 && kN <= 128, "wgmma N");
 };
 
 template <class Cfg>

@@ -1,4 +1,4 @@
-// The 3xTF32 products of both wgmma mainloops (wgmma_kernel.cuh,
+// The block shape and the 3xTF32 products of both wgmma mainloops (wgmma_kernel.cuh,
 // wgmma_reuse_kernel.cuh) for one k-step of one m-tile: lo*hi, hi*lo, hi*hi (hi*hi
 // alone where the operands are exact in TF32), A from this lane's split registers,
 // B from the packed weights in shared memory.
@@ -11,6 +11,28 @@
 #include "ops/cuda/engine/wgmma_instructions.cuh"
 
 namespace ct3d::cuda {
+
+// The block shape both wgmma mainloops share: warpgroup 0 loads, warpgroups 1 and 2
+// compute kMTiles m64 tiles of positions each against the block's kN output channels.
+// kExact: every operand is a TF32 value (widened float16 or bfloat16): the lo parts are
+// zero, and hi*hi alone is exact.
+template <int kChannels, int kMTilesPerWarpgroup, bool kExact>
+struct WgmmaBlock {
+  static constexpr bool kExactOperands = kExact;
+  static constexpr int kN = kChannels;  // output channels of a block
+  static constexpr int kMTiles = kMTilesPerWarpgroup;
+  static constexpr int kBlockChannels = kChannels;
+  static constexpr bool kPackPositionsOnM = false;
+  static constexpr int kPackWgmmaChannels = kChannels;
+  static constexpr int kComputeWarpgroups = 2;
+  static constexpr int kBlockPositions = 64 * kMTiles * kComputeWarpgroups;
+  static constexpr int kThreads = 128 * (1 + kComputeWarpgroups);
+  static constexpr int kComputeThreads = 128 * kComputeWarpgroups;
+  // Registers after setmaxnreg: 128 x 56 + 256 x 224 <= 64 K.
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kComputeRegisters = 224;
+  static_assert(kN % 8 == 0 && kN <= 128, "wgmma N");
+};
 
 // Descriptor of k-step s of a chunk's packed hi (or lo) weights for blocks of kN
 // channels (wgmma_weight_layout.h).
