@@ -122,20 +122,19 @@ int wgmma_reuse_channels_for(int64_t cout) {
   return 128;
 }
 
-constexpr int kReuseMaxTileRows = WgmmaReuseConfig<16, 2>::kMaxTileRows;
-
-// problem: the GEMM with its groups folded `fold` at a time (see group_fold).
-// staged: the whole source already staged (launch_implicit_gemm), or undefined.
-// reuse: the width-tap reuse plan (WgmmaReuseConfig only).
+// problem: the GEMM with its groups folded `fold` at a time (see group_fold); p: its
+// launch form for Cfg's block channels. staged: the whole source already staged
+// (launch_implicit_gemm), or undefined. reuse: the width-tap reuse plan
+// (WgmmaReuseConfig only).
 template <class Cfg>
-void launch_all_phases(const GatherProblem& problem, int fold, int* nonfinite,
-                       const at::Tensor& source, const at::Tensor& weight, const at::Tensor& bias,
-                       at::Tensor& output, cudaStream_t stream, int64_t staging_budget_floats,
-                       const at::Tensor& staged, const WidthReusePlan& reuse) {
+void launch_all_phases(const GatherProblem& problem, const PhaseProblem& p, int fold,
+                       int* nonfinite, const at::Tensor& source, const at::Tensor& weight,
+                       const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
+                       int64_t staging_budget_floats, const at::Tensor& staged,
+                       const WidthReusePlan& reuse) {
   const int64_t groups = problem.groups;
   const int64_t taps = problem.taps();
 
-  const PhaseProblem p = make_phase_problem(problem, kBlockK, Cfg::kBlockChannels, output);
   // Outputs no tap reaches are the bias alone: filled first by a plain elementwise
   // pass, then the GEMM runs over the phases that have taps only.
   if (p.uncovered_outputs) {
@@ -217,41 +216,56 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
                           int64_t staging_budget_floats, const at::Tensor& staged) {
   // Launches the configuration given by the type of its (empty) argument.
   const auto launch = [&](auto config) {
-    launch_all_phases<decltype(config)>(folded, fold, flag, source, weight, bias, output, stream,
-                                        staging_budget_floats, staged, WidthReusePlan{});
+    using Cfg = decltype(config);
+    launch_all_phases<Cfg>(folded, make_phase_problem(folded, kBlockK, Cfg::kBlockChannels, output),
+                           fold, flag, source, weight, bias, output, stream, staging_budget_floats,
+                           staged, WidthReusePlan{});
   };
-  const auto launch_reuse = [&](auto config, const WidthReusePlan& plan) {
-    launch_all_phases<decltype(config)>(folded, fold, flag, source, weight, bias, output, stream,
-                                        staging_budget_floats, staged, plan);
+  const WidthReuseChoice reuse_choice = width_reuse_choice();
+  // Launches a width-tap reuse configuration where its plan applies and (unless
+  // forced) it pays; returns whether it did.
+  const auto try_reuse = [&](auto config) {
+    using Cfg = decltype(config);
+    const PhaseProblem p = make_phase_problem(folded, kBlockK, Cfg::kBlockChannels, output);
+    const WidthReusePlan plan =
+        plan_width_reuse(p, Cfg::kBlockPositions, Cfg::kBlockChannels, Cfg::kMaxTileRows);
+    if (plan.taps_per_stage == 0 || (reuse_choice != WidthReuseChoice::kAlways &&
+                                     !width_reuse_pays(p, Cfg::kBlockChannels, fold))) {
+      return false;
+    }
+    launch_all_phases<Cfg>(folded, p, fold, flag, source, weight, bias, output, stream,
+                           staging_budget_floats, staged, plan);
+    return true;
   };
   const int64_t cout = folded.target_channels;
-  const WidthReuseChoice reuse_choice = width_reuse_choice();
   if (wgmma_enabled() && reuse_choice != WidthReuseChoice::kNever) {
-    const int n = wgmma_reuse_channels_for(cout);
     // Two m-tiles per warpgroup where the registers allow: twice the rows per
-    // weight tile copied.
-    const int block_positions = n <= 64 ? 256 : 128;
-    const PhaseProblem p = make_phase_problem(folded, kBlockK, n, output);
-    const WidthReusePlan plan = plan_width_reuse(p, block_positions, n, kReuseMaxTileRows);
-    if (plan.taps_per_stage > 0 &&
-        (reuse_choice == WidthReuseChoice::kAlways || width_reuse_pays(p, n, fold))) {
-      switch (n) {
-        case 16:
-          return launch_reuse(WgmmaReuseConfig<16, 2, kExact>{}, plan);
-        case 24:
-          return launch_reuse(WgmmaReuseConfig<24, 2, kExact>{}, plan);
-        case 32:
-          return launch_reuse(WgmmaReuseConfig<32, 2, kExact>{}, plan);
-        case 48:
-          return launch_reuse(WgmmaReuseConfig<48, 2, kExact>{}, plan);
-        case 64:
-          return launch_reuse(WgmmaReuseConfig<64, 2, kExact>{}, plan);
-        case 96:
-          return launch_reuse(WgmmaReuseConfig<96, 1, kExact>{}, plan);
-        default:
-          return launch_reuse(WgmmaReuseConfig<128, 1, kExact>{}, plan);
-      }
+    // weight tile copied (w5: one m-tile for 64 channels was 12 % slower on 68).
+    bool launched = false;
+    switch (wgmma_reuse_channels_for(cout)) {
+      case 16:
+        launched = try_reuse(WgmmaReuseConfig<16, 2, kExact>{});
+        break;
+      case 24:
+        launched = try_reuse(WgmmaReuseConfig<24, 2, kExact>{});
+        break;
+      case 32:
+        launched = try_reuse(WgmmaReuseConfig<32, 2, kExact>{});
+        break;
+      case 48:
+        launched = try_reuse(WgmmaReuseConfig<48, 2, kExact>{});
+        break;
+      case 64:
+        launched = try_reuse(WgmmaReuseConfig<64, 2, kExact>{});
+        break;
+      case 96:
+        launched = try_reuse(WgmmaReuseConfig<96, 1, kExact>{});
+        break;
+      default:
+        launched = try_reuse(WgmmaReuseConfig<128, 1, kExact>{});
+        break;
     }
+    if (launched) return;
   }
   // The wgmma mainloop for more than 32 channels per block. Narrower blocks do too
   // little math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels)

@@ -92,14 +92,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t empty0 = shared_address(&barriers[kSlots]);
   constexpr uint32_t kStageBytes = 4 * Cfg::kStageFloats;
   constexpr uint32_t kChunkWeightBytes = 4 * Cfg::kChunkWeightFloats;
-  if (tid == 0) {
-    for (int s = 0; s < kSlots; ++s) {
-      mbarrier_init(full0 + 8 * s, 128 + 1);  // the producers' copies + the weights' bulk copies
-      mbarrier_init(empty0 + 8 * s, Cfg::kComputeThreads);
-    }
-    mbarrier_init_fence();
-  }
-  __syncthreads();
+  init_slot_barriers(full0, empty0, kSlots, Cfg::kComputeThreads);
   ReductionWalk walk(p, block);
   const int chunks = walk.total_stages;  // the walk steps one chunk at a time
   const int stages = (chunks + kChunks - 1) / kChunks;
@@ -144,10 +137,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   claim_registers<Cfg::kComputeRegisters>();
-  const int ctid = tid - 128, warp = ctid >> 5, lane = ctid & 31;
-  const int g = lane >> 2, t = lane & 3;
-  // Row of m-tile mt for this lane: warpgroup (warp / 4) owns kMTiles x 64 rows.
-  const int row_base = (warp >> 2) * 64 * kMTiles + (warp & 3) * 16 + g;
+  const int ctid = tid - 128, t = ctid & 3;
+  const int row_base = compute_row_base<kMTiles>(ctid);
   float acc[kMTiles][kAccumulators], total[kMTiles][kAccumulators];
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
@@ -207,10 +198,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if constexpr (!Cfg::kExactOperands) fence_registers(f.lo[mt][c]);
       }
   };
-  auto fence_accumulators = [&] {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) fence_registers(acc[mt]);
-  };
   Fragments fragments[2];
   // Two stages per trip, so that each fragment set is a fixed set of registers
   // (wgmma reads them asynchronously).
@@ -219,25 +206,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int stage_chunks = min(kChunks, chunks - it * kChunks);
     mbarrier_wait(full0 + 8 * slot, (it / kSlots) & 1);
     load_split(slot, stage_chunks, mine);
-    fence_accumulators();
+    fence_accumulators(acc);
     wgmma_fence();
     issue(slot, stage_chunks, mine);
     wgmma_commit();
     const int previous_slot = (it + kSlots - 1) % kSlots;
     if ((it + 1) % Cfg::kFlushStages == 0) {
       wgmma_wait<0>();
-      fence_accumulators();
+      fence_accumulators(acc);
       hold(mine);
       hold(other);
       mbarrier_arrive(empty0 + 8 * slot);
       if (it > 0) mbarrier_arrive(empty0 + 8 * previous_slot);
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int i = 0; i < kAccumulators; ++i) {
-          total[mt][i] += acc[mt][i];
-          acc[mt][i] = 0.f;
-        }
+      add_chain(total, acc);
     } else {
       wgmma_wait<1>();  // stage it - 1's wgmmas are done with its slot and fragments
       hold(other);
@@ -251,11 +232,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   if (it < stages) step(it, fragments[0], fragments[1]);
   wgmma_wait<0>();
-  fence_accumulators();
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) total[mt][i] += acc[mt][i];
+  fence_accumulators(acc);
+  add_chain(total, acc);
 
   // Epilogue (every stage has landed and been read).
   wgmma_store_tile<kN, kMTiles, Cfg::kBlockPositions, Cfg::kComputeThreads>(

@@ -62,14 +62,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t shared_base = shared_address(shared);
   const uint32_t full0 = shared_address(&barriers[0]);
   const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
-  if (tid == 0) {
-    for (int s = 0; s < slots; ++s) {
-      mbarrier_init(full0 + 8 * s, 128 + 1);  // the producers' copies + the weights' bulk copies
-      mbarrier_init(empty0 + 8 * s, Cfg::kComputeThreads);
-    }
-    mbarrier_init_fence();
-  }
-  __syncthreads();
+  init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads);
 
   // This block's width geometry (its width residue's taps).
   const ResidueParams& rw = block.res_w;
@@ -157,10 +150,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   claim_registers<Cfg::kComputeRegisters>();
-  const int ctid = tid - 128, warp = ctid >> 5, lane = ctid & 31;
-  const int g = lane >> 2, t = lane & 3;
-  // Row of m-tile mt for this lane: warpgroup (warp / 4) owns kMTiles x 64 rows.
-  const int row_base = (warp >> 2) * 64 * kMTiles + (warp & 3) * 16 + g;
+  const int ctid = tid - 128, t = ctid & 3;
+  const int row_base = compute_row_base<kMTiles>(ctid);
   // Float offset in a stage of this lane's piece of rows g and g + 8 of each m-tile
   // at the lowest shift (rows past the end read the last row: not stored).
   int tile_offset[kMTiles][2];
@@ -211,10 +202,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if constexpr (!Cfg::kExactOperands) fence_registers(f.lo[mt]);
     }
   };
-  auto fence_accumulators = [&] {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) fence_registers(acc[mt]);
-  };
   Fragments fragments[Cfg::kFragmentSets];
   int tap_group = 0;
   for (int it = 0; it < stages; ++it) {
@@ -230,7 +217,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (they read `other`).
     auto tap = [&](int tw, Fragments& mine, Fragments& other) {
       load_split(stage, (shift0 + tw * rw.shift_step) * kRowFloats, mine);
-      fence_accumulators();
+      fence_accumulators(acc);
       wgmma_fence();
       issue(weights + tw * kTapWeightBytes, mine);
       wgmma_commit();
@@ -250,17 +237,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     if (tw < taps) tap(tw, fragments[0], fragments[kOther]);
     wgmma_wait<0>();
-    fence_accumulators();
+    fence_accumulators(acc);
     hold(fragments[0]);
     hold(fragments[kOther]);
     mbarrier_arrive(empty0 + 8 * slot);
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) {
-        total[mt][i] += acc[mt][i];
-        acc[mt][i] = 0.f;
-      }
+    add_chain(total, acc);
     if (++tap_group == tap_groups) tap_group = 0;
   }
 

@@ -1,4 +1,5 @@
-// The block shape and the 3xTF32 products of both wgmma mainloops (wgmma_kernel.cuh,
+// The block shape, the slot barriers, the accumulator chain and the 3xTF32 products
+// of both wgmma mainloops (wgmma_kernel.cuh,
 // wgmma_reuse_kernel.cuh) for one k-step of one m-tile: lo*hi, hi*lo, hi*hi (hi*hi
 // alone where the operands are exact in TF32), A from this lane's split registers,
 // B from the packed weights in shared memory.
@@ -33,6 +34,50 @@ struct WgmmaBlock {
   static constexpr int kComputeRegisters = 224;
   static_assert(kN % 8 == 0 && kN <= 128, "wgmma N");
 };
+
+// Slot s's barriers: full0 + 8 s completes when the 128 producers' copies and the
+// weights' bulk copies (one more arrival, with their bytes) have landed; empty0 + 8 s
+// when every compute thread is done with the slot. Ends with a block-wide barrier.
+__device__ __forceinline__ void init_slot_barriers(uint32_t full0, uint32_t empty0, int slots,
+                                                   int compute_threads) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < slots; ++s) {
+      mbarrier_init(full0 + 8 * s, 128 + 1);
+      mbarrier_init(empty0 + 8 * s, compute_threads);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+}
+
+// Row of m-tile 0 for compute thread ctid (lane g = (ctid % 32) / 4): warpgroup
+// ctid / 128 owns kMTiles x 64 rows; m-tile mt's rows are this + 64 mt and + 8.
+template <int kMTiles>
+__device__ __forceinline__ int compute_row_base(int ctid) {
+  const int warp = ctid >> 5;
+  return (warp >> 2) * 64 * kMTiles + (warp & 3) * 16 + ((ctid & 31) >> 2);
+}
+
+// Keeps the compiler from moving accesses of the accumulators across wgmma_wait.
+template <int kMTiles, int kAccumulators>
+__device__ __forceinline__ void fence_accumulators(float (&acc)[kMTiles][kAccumulators]) {
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) fence_registers(acc[mt]);
+}
+
+// The tensor core truncates as it accumulates: a finished chain (at most 128 k) is
+// added into the float32 total and restarted.
+template <int kMTiles, int kAccumulators>
+__device__ __forceinline__ void add_chain(float (&total)[kMTiles][kAccumulators],
+                                          float (&acc)[kMTiles][kAccumulators]) {
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) {
+      total[mt][i] += acc[mt][i];
+      acc[mt][i] = 0.f;
+    }
+}
 
 // Descriptor of k-step s of a chunk's packed hi (or lo) weights for blocks of kN
 // channels (wgmma_weight_layout.h).
