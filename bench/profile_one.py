@@ -1,6 +1,8 @@
-"""Runs ct3d on one KernelBench problem a few times, for a profiler (ncu) to attach.
+"""Runs ct3d on one KernelBench problem a few times, for a profiler (ncu) to attach:
+the forward, or with --wgrad the weight gradient.
 
     ncu --clock-control none -k regex:implicit_gemm -s 2 -c 1 python bench/profile_one.py 58
+    ncu --clock-control none -k regex:weight_gradient -s 2 -c 1 python bench/profile_one.py 68 --wgrad
 """
 
 import sys
@@ -15,6 +17,13 @@ problem = BY_NUMBER[int(sys.argv[1])]
 conv = nn.ConvTranspose3d(**problem.conv).cuda()
 x = torch.rand(problem.input_shape(), device="cuda")
 with torch.no_grad():
+    y = ct3d.conv_transpose3d_module(conv, x)
+    gy = torch.randn_like(y)
     for _ in range(3):
-        ct3d.conv_transpose3d_module(conv, x)
+        if "--wgrad" in sys.argv:
+            torch.ops.ct3d.conv_transpose3d_weight_backward(
+                x, gy, list(conv.kernel_size), conv.stride, conv.padding, conv.groups,
+                conv.dilation)
+        else:
+            ct3d.conv_transpose3d_module(conv, x)
 torch.cuda.synchronize()

@@ -7,7 +7,6 @@
 #include <c10/cuda/CUDAFunctions.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <limits>
 
@@ -18,6 +17,7 @@
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_packing.cuh"
+#include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_kernel.cuh"
 #include "ops/cuda/engine/wgmma_reuse_kernel.cuh"
 #include "ops/cuda/engine/width_tap_reuse.h"
@@ -53,34 +53,6 @@ auto phase_kernel_of() {
   } else {
     return implicit_gemm_phase_kernel<Cfg>;
   }
-}
-
-// 1 in the code the device runs when that code holds the wgmma mainloop (an sm_90a
-// image), 0 otherwise (sm_80 code, compute_80 PTX compiled at load, plain sm_90): the
-// kernel's body is compiled out there, so the host must ask the device, not the
-// image's version numbers.
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ const int wgmma_compiled_in = 1;
-#else
-__device__ const int wgmma_compiled_in = 0;
-#endif
-
-// Whether the wgmma mainloop runs here: an sm_90 device (CT3D_MAX_CAPABILITY may
-// cap it, device_capability.h) running code that holds it. The device is asked once.
-bool wgmma_enabled() {
-  if (device_capability() != kWgmmaCapability) return false;
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int8_t> known[kMaxDevices] = {};  // 0 unknown, 1 yes, 2 no
-  const int device = c10::cuda::current_device();
-  if (device >= kMaxDevices) return false;
-  int8_t state = known[device].load();
-  if (state == 0) {
-    int compiled_in = 0;
-    C10_CUDA_CHECK(cudaMemcpyFromSymbol(&compiled_in, wgmma_compiled_in, sizeof(int)));
-    state = compiled_in == 1 ? 1 : 2;
-    known[device].store(state);
-  }
-  return state == 1;
 }
 
 constexpr int64_t kWgmmaMinChannels = 32;

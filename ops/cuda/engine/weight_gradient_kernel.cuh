@@ -9,6 +9,7 @@
 #include "ops/cuda/engine/fast_divider.h"
 #include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"
 #include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/weight_gradient_splits.h"
 
 namespace ct3d::cuda {
 
@@ -283,13 +284,6 @@ __global__ void __launch_bounds__(Cfg::kThreads)
     }
   }
 }
-
-// Where the partial tiles go in grad_weight.
-struct WgradSumShape {
-  int64_t split_floats;  // one split's tiles: groups x taps x channel blocks x tile
-  int splits, taps, channel_blocks_m, channel_blocks_n, block_m, block_n;
-  int fold, cin_per_group, cout_per_group;  // the convolution's groups
-};
 
 // grad_weight (C_in, C_out / groups, taps) from the partial tiles: each thread
 // sums one tile element over the splits in split order, in double, so the result

@@ -14,6 +14,7 @@
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/engine/weight_gradient_kernel.cuh"
+#include "ops/cuda/engine/weight_gradient_splits.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -75,6 +76,80 @@ WeightGradientPlan plan_weight_gradient(const ConvGeometry& g) {
   return plan;
 }
 
+WgradSplit choose_wgrad_split(int64_t total_stages, int64_t blocks_per_split, int64_t wanted_blocks,
+                              int64_t split_floats, int64_t chunks, int64_t min_stages,
+                              int64_t max_stages) {
+  int64_t splits = std::max<int64_t>(1, (wanted_blocks + blocks_per_split - 1) / blocks_per_split);
+  splits = std::max(splits, (total_stages + max_stages - 1) / max_stages);
+  splits = std::min(splits, std::max<int64_t>(1, total_stages / min_stages));
+  splits = std::min(splits,
+                    std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)));
+  splits = std::min(splits, kMaxInt);
+  const int64_t stages_per_split = (total_stages + splits - 1) / splits;
+  TORCH_INTERNAL_ASSERT(stages_per_split < kMaxInt);
+  return {(total_stages + stages_per_split - 1) / stages_per_split, stages_per_split};
+}
+
+int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, const at::Tensor& input,
+                            const at::Tensor& grad_output, bool stage_input) {
+  const int64_t staged_per_sample =
+      (stage_input ? plan.input.staged_positions() * plan.input.padded_channels() : 0) +
+      plan.output.staged_positions() * plan.output.padded_channels();
+  return staging_chunk_samples(staged_per_sample,
+                               backward_staging_budget(input.numel() + grad_output.numel()),
+                               plan.geometry.batch);
+}
+
+void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
+                      const at::Tensor& grad_output, at::Tensor& grad_bias, cudaStream_t stream,
+                      bool stage_input, int64_t chunk_samples, const WgradChunkLaunch& launch,
+                      const StagedChunkHook& after_chunk) {
+  const int64_t batch = plan.geometry.batch;
+  const int64_t tiles_per_sample = staging_position_tiles(plan.output);
+  // The bias gradient's partial sums, one row per sample and staging tile.
+  at::Tensor bias_partials;
+  if (grad_bias.defined()) {
+    bias_partials = at::empty({batch * tiles_per_sample * plan.output.padded_channels()},
+                              input.options().dtype(at::kDouble));
+  }
+  const int64_t chunks = (batch + chunk_samples - 1) / chunk_samples;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t n0 = c * chunk_samples, samples = std::min(chunk_samples, batch - n0);
+    const at::Tensor staged_input =
+        stage_input ? stage_channels_last(plan.input, input.narrow(0, n0, samples), nullptr, stream)
+                    : at::Tensor();
+    double* chunk_partials = grad_bias.defined()
+                                 ? bias_partials.mutable_data_ptr<double>() +
+                                       n0 * tiles_per_sample * plan.output.padded_channels()
+                                 : nullptr;
+    const at::Tensor staged_output = stage_channels_last(
+        plan.output, grad_output.narrow(0, n0, samples), nullptr, stream, chunk_partials);
+    launch(c, n0, samples, staged_input, staged_output);
+    if (after_chunk) after_chunk(n0, samples, staged_output);
+  }
+  if (grad_bias.defined()) {
+    sum_channel_partials(plan.output, bias_partials.const_data_ptr<double>(), batch, grad_bias,
+                         stream);
+  }
+}
+
+void sum_wgrad_splits(const WgradSumShape& shape, const at::Tensor& workspace,
+                      at::Tensor& grad_weight, cudaStream_t stream) {
+  constexpr int kSumThreads = 256;
+  const int64_t sum_blocks =
+      std::min<int64_t>((shape.split_floats + kSumThreads - 1) / kSumThreads, 65535);
+  sum_weight_gradient_splits_kernel<<<sum_blocks, kSumThreads, 0, stream>>>(
+      shape, workspace.const_data_ptr<float>(), grad_weight.mutable_data_ptr<float>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+int multiprocessor_count() {
+  int multiprocessors = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
+                                        c10::cuda::current_device()));
+  return multiprocessors;
+}
+
 namespace {
 
 template <class Cfg>
@@ -106,78 +181,49 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
   p.channel_blocks_n = static_cast<int>(plan.output.padded_channels_per_group / Cfg::kBlockN);
   p.groups = static_cast<int>(plan.groups);
 
-  // Staged a chunk of samples at a time (staging_chunk_samples); every chunk has
-  // the same splits, each writing its own partial tiles.
-  const int64_t staged_per_sample =
-      plan.input.staged_positions() * plan.input.padded_channels() + p.output_batch_stride;
-  const int64_t chunk = staging_chunk_samples(
-      staged_per_sample, backward_staging_budget(input.numel() + grad_output.numel()), g.batch);
+  // Staged a chunk of samples at a time; every chunk has the same splits, each
+  // writing its own partial tiles.
+  const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, true);
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
   p.positions = chunk * g.input_positions();
   p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;
 
   // Split the reduction so that the grid fills the GPU, within the workspace bound.
   const int64_t tiles = plan.groups * p.taps * p.channel_blocks_m * p.channel_blocks_n;
-  int multiprocessors = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
-                                        c10::cuda::current_device()));
   const int64_t wanted_blocks =
-      int64_t{multiprocessors} * kTargetWarpsPerMultiprocessor / Cfg::kWarpsN;
-  int64_t splits = std::max<int64_t>(1, (wanted_blocks + tiles - 1) / tiles);
-  splits = std::max(splits, (p.total_stages + kMaxStagesPerSplit - 1) / kMaxStagesPerSplit);
-  splits = std::min(splits, std::max<int64_t>(1, p.total_stages / kMinStagesPerSplit));
-  splits = std::min(splits, std::max<int64_t>(1, kWeightGradientWorkspaceFloats /
-                                                     (chunks * tiles * Cfg::kTileFloats)));
-  splits = std::min(splits, kMaxInt);
-  const int64_t stages_per_split = (p.total_stages + splits - 1) / splits;
-  TORCH_INTERNAL_ASSERT(stages_per_split < kMaxInt);
-  p.stages_per_split = static_cast<int>(stages_per_split);
-  splits = (p.total_stages + stages_per_split - 1) / stages_per_split;
-  const int64_t chunk_floats = splits * tiles * Cfg::kTileFloats;
+      int64_t{multiprocessor_count()} * kTargetWarpsPerMultiprocessor / Cfg::kWarpsN;
+  const WgradSplit split =
+      choose_wgrad_split(p.total_stages, tiles, wanted_blocks, tiles * Cfg::kTileFloats, chunks,
+                         kMinStagesPerSplit, kMaxStagesPerSplit);
+  p.stages_per_split = static_cast<int>(split.stages_per_split);
+  const int64_t chunk_floats = split.splits * tiles * Cfg::kTileFloats;
   at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options());
-
-  // The bias gradient's partial sums, one row per sample and staging tile.
-  at::Tensor bias_partials;
-  if (grad_bias.defined()) {
-    bias_partials =
-        at::empty({g.batch * staging_position_tiles(plan.output) * plan.output.padded_channels()},
-                  input.options().dtype(at::kDouble));
-  }
 
   auto kernel = weight_gradient_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
-  const dim3 grid(static_cast<unsigned>(splits),
+  const dim3 grid(static_cast<unsigned>(split.splits),
                   static_cast<unsigned>(p.taps * p.channel_blocks_m * p.channel_blocks_n),
                   static_cast<unsigned>(plan.groups));
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t n0 = c * chunk, samples = std::min(chunk, g.batch - n0);
-    const at::Tensor staged_input =
-        stage_channels_last(plan.input, input.narrow(0, n0, samples), nullptr, stream);
-    double* chunk_partials = grad_bias.defined() ? bias_partials.mutable_data_ptr<double>() +
-                                                       n0 * staging_position_tiles(plan.output) *
-                                                           plan.output.padded_channels()
-                                                 : nullptr;
-    const at::Tensor staged_output = stage_channels_last(
-        plan.output, grad_output.narrow(0, n0, samples), nullptr, stream, chunk_partials);
-    WgradProblem chunk_problem = p;
-    chunk_problem.positions = samples * g.input_positions();
-    chunk_problem.total_stages =
-        (chunk_problem.positions + kWgradStagePositions - 1) / kWgradStagePositions;
-    kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
-        chunk_problem, staged_input.const_data_ptr<float>(), staged_output.const_data_ptr<float>(),
-        workspace.mutable_data_ptr<float>() + c * chunk_floats);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    if (after_chunk) after_chunk(n0, samples, staged_output);
-  }
-  if (grad_bias.defined()) {
-    sum_channel_partials(plan.output, bias_partials.const_data_ptr<double>(), g.batch, grad_bias,
-                         stream);
-  }
+  run_wgrad_chunks(
+      plan, input, grad_output, grad_bias, stream, true, chunk,
+      [&](int64_t c, int64_t, int64_t samples, const at::Tensor& staged_input,
+          const at::Tensor& staged_output) {
+        WgradProblem chunk_problem = p;
+        chunk_problem.positions = samples * g.input_positions();
+        chunk_problem.total_stages =
+            (chunk_problem.positions + kWgradStagePositions - 1) / kWgradStagePositions;
+        kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
+            chunk_problem, staged_input.const_data_ptr<float>(),
+            staged_output.const_data_ptr<float>(),
+            workspace.mutable_data_ptr<float>() + c * chunk_floats);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      },
+      after_chunk);
 
   WgradSumShape sum{};
   sum.split_floats = tiles * Cfg::kTileFloats;
-  sum.splits = static_cast<int>(chunks * splits);
+  sum.splits = static_cast<int>(chunks * split.splits);
   sum.taps = p.taps;
   sum.channel_blocks_m = p.channel_blocks_m;
   sum.channel_blocks_n = p.channel_blocks_n;
@@ -186,12 +232,7 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
   sum.fold = static_cast<int>(plan.fold);
   sum.cin_per_group = static_cast<int>(g.in_channels_per_group());
   sum.cout_per_group = static_cast<int>(g.out_channels_per_group());
-  constexpr int kSumThreads = 256;
-  const int64_t sum_blocks =
-      std::min<int64_t>((sum.split_floats + kSumThreads - 1) / kSumThreads, 65535);
-  sum_weight_gradient_splits_kernel<<<sum_blocks, kSumThreads, 0, stream>>>(
-      sum, workspace.const_data_ptr<float>(), grad_weight.mutable_data_ptr<float>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  sum_wgrad_splits(sum, workspace, grad_weight, stream);
 }
 
 // Calls launch_split_gemm with the configuration whose block covers the plan's
@@ -245,6 +286,11 @@ void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& in
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream, at::Tensor grad_bias,
                             const StagedChunkHook& after_chunk) {
+  if (wgmma_weight_gradient_applies(plan, input)) {
+    launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
+                                 after_chunk);
+    return;
+  }
   switch (std::min<int64_t>(plan.input.padded_channels_per_group, 64) / 16) {
     case 1:
       launch_for_m_tiles<1>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);

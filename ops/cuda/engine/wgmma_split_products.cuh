@@ -86,6 +86,19 @@ __device__ __forceinline__ uint64_t chunk_weight_descriptor(uint32_t weights, in
   return matrix_descriptor(weights + s * (kN / 8) * 256, 128, 256);
 }
 
+// One k-step's products for A = a_hi + a_lo (this lane's four TF32 values of wgmma's
+// A fragment) and B's packed hi and lo descriptors.
+template <int kN, bool kExact>
+__device__ __forceinline__ void split_products(float (&acc)[Wgmma<kN>::kAccumulators],
+                                               const uint32_t (&a_hi)[4], const uint32_t (&a_lo)[4],
+                                               uint64_t b_hi, uint64_t b_lo) {
+  if constexpr (!kExact) {
+    Wgmma<kN>::run(acc, a_lo, b_hi, 1);
+    Wgmma<kN>::run(acc, a_hi, b_lo, 1);
+  }
+  Wgmma<kN>::run(acc, a_hi, b_hi, 1);
+}
+
 // hi, lo: a lane's 8 values of rows g and g + 8 of one chunk, element 2s + half of
 // each row belonging to k-step s; as wgmma's A: {row g, k t}, {row g + 8, k t},
 // {row g, k t + 4}, {row g + 8, k t + 4}.
@@ -94,12 +107,8 @@ __device__ __forceinline__ void split_products(float (&acc)[Wgmma<kN>::kAccumula
                                                const uint32_t (&hi)[8], const uint32_t (&lo)[8],
                                                int s, uint64_t b_hi, uint64_t b_lo) {
   const uint32_t a_hi[4] = {hi[2 * s], hi[4 + 2 * s], hi[2 * s + 1], hi[5 + 2 * s]};
-  if constexpr (!kExact) {
-    const uint32_t a_lo[4] = {lo[2 * s], lo[4 + 2 * s], lo[2 * s + 1], lo[5 + 2 * s]};
-    Wgmma<kN>::run(acc, a_lo, b_hi, 1);
-    Wgmma<kN>::run(acc, a_hi, b_lo, 1);
-  }
-  Wgmma<kN>::run(acc, a_hi, b_hi, 1);
+  const uint32_t a_lo[4] = {lo[2 * s], lo[4 + 2 * s], lo[2 * s + 1], lo[5 + 2 * s]};
+  split_products<kN, kExact>(acc, a_hi, a_lo, b_hi, b_lo);
 }
 
 }  // namespace ct3d::cuda

@@ -1,0 +1,238 @@
+// Host side of the weight gradient on wgmma (weight_gradient_wgmma_kernel.cuh): the
+// block's rows and input channels, the segments' shared-memory layout, the split of
+// the reduction, and the launch per chunk of staged grad_output (the input is read
+// as it is, NCDHW: no staged copy of it).
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include "ops/cuda/engine/staging.h"
+#include "ops/cuda/engine/weight_gradient_splits.h"
+#include "ops/cuda/engine/weight_gradient_wgmma_kernel.cuh"
+#include "ops/cuda/engine/wgmma_available.h"
+
+namespace ct3d::cuda {
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxGrid = 65535;
+// Splits: about kWaves blocks per multiprocessor (one fits at a time), each at least
+// kMinStages stages of 32 positions and aiming at no more than kMaxStages (32 K
+// positions, as the mma.sync weight gradient's bound on a running sum).
+constexpr int kWaves = 4;
+constexpr int64_t kMinStages = 16;
+constexpr int64_t kMaxStages = 1024;
+constexpr int64_t kSharedBudgetBytes = 200 * 1024;
+constexpr int kMinSlots = 3;
+
+// CT3D_WGRAD_WGMMA=0 keeps the weight gradient on mma.sync, =1 takes wgmma wherever
+// it fits, unset where it measured faster (read on every call, so a benchmark can time
+// both in one process).
+bool wgmma_weight_gradient_allowed() {
+  const char* value = std::getenv("CT3D_WGRAD_WGMMA");
+  return value == nullptr || value[0] != '0';
+}
+bool wgmma_weight_gradient_forced() {
+  const char* value = std::getenv("CT3D_WGRAD_WGMMA");
+  return value != nullptr && value[0] == '1';
+}
+
+// wgmma N: the smallest shape that holds a folded group's input channels, or blocks
+// of 64. M-tiles per compute warpgroup: as many as the accumulators' registers allow.
+int block_channels_for(int64_t cin) {
+  for (const int n : {16, 24, 32, 48}) {
+    if (cin <= n) return n;
+  }
+  return 64;
+}
+int m_tiles_for(int channels) { return channels <= 32 ? 3 : 2; }
+
+// Row stride of a segment in floats: lanes t = 0..3 of a k-step read positions t
+// apart (stride x pitch floats); with that step at 8 or 24 banks, they and the 8
+// channels of lanes g cover all 32 banks.
+int segment_pitch(int64_t channels, int64_t stride) {
+  for (int64_t pad = 4; pad <= 32; pad += 4) {
+    const int64_t step = stride * (channels + pad) % 32;
+    if (step == 8 || step == 24) return static_cast<int>(channels + pad);
+  }
+  return static_cast<int>(channels + 4);
+}
+
+struct WgmmaWgradLaunch {
+  WgradWgmmaProblem p{};
+  int channels = 0, m_tiles = 0;
+  int max_pairs = 0;
+  bool fits = false;
+};
+
+WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan) {
+  const ConvGeometry& g = plan.geometry;
+  WgmmaWgradLaunch launch;
+  WgradWgmmaProblem& p = launch.p;
+  launch.channels = block_channels_for(plan.cin);
+  launch.m_tiles = m_tiles_for(launch.channels);
+  p.depth = static_cast<int>(g.dim[0].input);
+  p.height = static_cast<int>(g.dim[1].input);
+  p.width = static_cast<int>(g.dim[2].input);
+  p.width_tiles = (p.width + kWgradTilePositions - 1) / kWgradTilePositions;
+  p.input_channel_stride = g.input_positions();
+  p.input_sample_stride = g.in_channels * g.input_positions();
+  p.input_group_channels = static_cast<int>(plan.cin);
+  int64_t index_stride = plan.output.padded_channels();
+  p.column_stride = static_cast<int>(index_stride);
+  int64_t tap_stride[kSpatialDims];
+  p.tap_origin = 0;
+  for (int i = kSpatialDims - 1; i >= 0; --i) {
+    const DimGeometry& d = g.dim[i];
+    p.output_row_stride[i] = d.stride * index_stride;
+    tap_stride[i] = d.dilation * index_stride;
+    p.tap_origin += (d.output_index(0, 0) + plan.output.halo_low[i]) * index_stride;
+    index_stride *= plan.output.staged_extent[i];
+  }
+  p.output_batch_stride = index_stride;
+  p.depth_tap_stride = tap_stride[0];
+  p.height_tap_stride = tap_stride[1];
+  p.output_group_channels = static_cast<int>(plan.output.padded_channels_per_group);
+  p.row_pieces = FastDivider(static_cast<uint32_t>(p.output_group_channels / 4));
+  p.kernel_h = static_cast<int>(g.dim[1].kernel);
+  p.kernel_w = static_cast<int>(g.dim[2].kernel);
+  p.stride_w = static_cast<int>(g.dim[2].stride);
+  p.dilation_w = static_cast<int>(g.dim[2].dilation);
+  // The compute threads read all 32 positions of a tile (those past the width meet
+  // zero input), so a segment holds the rows of 32 positions, zero past the width.
+  const int64_t segment_rows =
+      (kWgradTilePositions - 1) * g.dim[2].stride + (g.dim[2].kernel - 1) * g.dim[2].dilation + 1;
+  p.output_channels = static_cast<int>(plan.cout);
+  const int64_t total_rows = g.taps() * plan.cout;
+  p.rows_per_block = 2 * 64 * launch.m_tiles;
+  p.row_blocks = static_cast<int>((total_rows + p.rows_per_block - 1) / p.rows_per_block);
+  p.channel_blocks = static_cast<int>((plan.cin + launch.channels - 1) / launch.channels);
+  p.groups = static_cast<int>(plan.groups);
+  if (total_rows >= kMaxInt || segment_rows >= kMaxInt / 64) return launch;
+  p.total_rows = static_cast<int>(total_rows);
+  p.segment_rows = FastDivider(static_cast<uint32_t>(segment_rows));
+  p.pitch = segment_pitch(p.output_group_channels, p.stride_w);
+  p.pair_floats = static_cast<int>(segment_rows * p.pitch);
+  for (int64_t b = 0; b < p.row_blocks; ++b) {
+    const int64_t first = b * p.rows_per_block;
+    const int64_t last = std::min(first + p.rows_per_block, total_rows) - 1;
+    const int64_t pairs = last / plan.cout / p.kernel_w - first / plan.cout / p.kernel_w + 1;
+    launch.max_pairs = static_cast<int>(std::max<int64_t>(launch.max_pairs, pairs));
+  }
+  const int64_t b_floats = 2 * kWgradTilePositions * launch.channels;
+  // Slots 128-byte aligned.
+  const int64_t stage_floats =
+      (b_floats + int64_t{launch.max_pairs} * p.pair_floats + 31) / 32 * 32;
+  const int64_t slots = std::min<int64_t>(kWgradMaxSlots, kSharedBudgetBytes / (4 * stage_floats));
+  p.stage_floats = static_cast<int>(std::min<int64_t>(stage_floats, kMaxInt));
+  p.slots = static_cast<int>(slots);
+  launch.fits = launch.max_pairs <= kWgradMaxPairs && slots >= kMinSlots &&
+                int64_t{p.row_blocks} * p.channel_blocks <= kMaxGrid && p.groups <= kMaxGrid;
+  return launch;
+}
+
+template <int kN, int kMTiles>
+void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
+                   const at::Tensor& input, const at::Tensor& grad_output, at::Tensor& grad_weight,
+                   cudaStream_t stream, at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+  using Cfg = WgradWgmmaConfig<kN, kMTiles, false>;
+  const ConvGeometry& g = plan.geometry;
+  const WgradWgmmaProblem& p = launch.p;
+  const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
+  const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, false);
+  const int64_t chunks = (g.batch + chunk - 1) / chunk;
+  const int64_t taps = g.taps();
+  const int64_t split_floats = plan.groups * taps * p.channel_blocks * kN * plan.cout;
+  const int64_t blocks_per_split = int64_t{p.row_blocks} * p.channel_blocks * plan.groups;
+  const WgradSplit split = choose_wgrad_split(chunk * stages_per_sample, blocks_per_split,
+                                              int64_t{multiprocessor_count()} * kWaves,
+                                              split_floats, chunks, kMinStages, kMaxStages);
+  const int64_t chunk_floats = split.splits * split_floats;
+  at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options());
+
+  auto kernel = weight_gradient_wgmma_kernel<Cfg>;
+  const int shared_bytes = 4 * p.slots * p.stage_floats;
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+  const dim3 grid(static_cast<unsigned>(split.splits),
+                  static_cast<unsigned>(p.row_blocks * p.channel_blocks),
+                  static_cast<unsigned>(plan.groups));
+  run_wgrad_chunks(
+      plan, input, grad_output, grad_bias, stream, false, chunk,
+      [&](int64_t c, int64_t first_sample, int64_t samples, const at::Tensor&,
+          const at::Tensor& staged_output) {
+        WgradWgmmaProblem chunk_problem = p;
+        chunk_problem.stages = samples * stages_per_sample;
+        chunk_problem.stages_per_split = static_cast<int>(split.stages_per_split);
+        kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(
+            chunk_problem, input.const_data_ptr<float>() + first_sample * p.input_sample_stride,
+            staged_output.const_data_ptr<float>(),
+            workspace.mutable_data_ptr<float>() + c * chunk_floats);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      },
+      after_chunk);
+
+  WgradSumShape sum{};
+  sum.split_floats = split_floats;
+  sum.splits = static_cast<int>(chunks * split.splits);
+  sum.taps = static_cast<int>(taps);
+  sum.channel_blocks_m = p.channel_blocks;
+  sum.channel_blocks_n = 1;
+  sum.block_m = kN;
+  sum.block_n = p.output_channels;
+  sum.fold = static_cast<int>(plan.fold);
+  sum.cin_per_group = static_cast<int>(g.in_channels_per_group());
+  sum.cout_per_group = static_cast<int>(g.out_channels_per_group());
+  sum_wgrad_splits(sum, workspace, grad_weight, stream);
+}
+
+}  // namespace
+
+bool wgmma_weight_gradient_applies(const WeightGradientPlan& plan, const at::Tensor& input) {
+  if (!wgmma_weight_gradient_allowed() || !wgmma_enabled()) return false;
+  // 16-byte loads of 4 positions of an input line.
+  const ConvGeometry& g = plan.geometry;
+  if (g.dim[2].input % 4 != 0 || reinterpret_cast<uintptr_t>(input.const_data_ptr()) % 16 != 0) {
+    return false;
+  }
+  // Where it measured faster than mma.sync (docs/KERNEL_LOG.md, g1): the folded
+  // group's input channels in one block (up to 64). With two or more blocks each
+  // re-reads every segment, and 128-256 channel layers ran 0.53-0.85x.
+  const WgmmaWgradLaunch launch = plan_wgmma_launch(plan);
+  return launch.fits && (wgmma_weight_gradient_forced() || launch.p.channel_blocks == 1);
+}
+
+void launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
+                                  const at::Tensor& grad_output, at::Tensor& grad_weight,
+                                  cudaStream_t stream, at::Tensor& grad_bias,
+                                  const StagedChunkHook& after_chunk) {
+  const WgmmaWgradLaunch launch = plan_wgmma_launch(plan);
+  TORCH_INTERNAL_ASSERT(launch.fits);
+  switch (launch.channels) {
+    case 16:
+      launch_config<16, 3>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                           after_chunk);
+      break;
+    case 24:
+      launch_config<24, 3>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                           after_chunk);
+      break;
+    case 32:
+      launch_config<32, 3>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                           after_chunk);
+      break;
+    case 48:
+      launch_config<48, 2>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                           after_chunk);
+      break;
+    default:
+      launch_config<64, 2>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                           after_chunk);
+      break;
+  }
+}
+
+}  // namespace ct3d::cuda
