@@ -5,16 +5,13 @@ cuDNN) weight gradient. Errors against float64.
     python bench/ab_wgrad_wgmma.py [--problems level1,wide,61] [--out DIR]
 """
 
-import argparse
 import json
 import os
 
 import torch
 from torch import nn
 
-from bench import ALL_PROBLEMS, cudnn_tf32, median_ms, relative_error
-from problems import PROBLEMS
-from wide_layers import WIDE_LAYERS
+from bench import ab_arguments, cudnn_tf32, median_ms, relative_error
 
 
 def timed_modes(fn, inputs, warmup, reps):
@@ -60,16 +57,7 @@ def run(problem, warmup, reps):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--problems", default="level1,wide")
-    parser.add_argument("--reps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args()
-    chosen = []
-    for part in args.problems.split(","):
-        chosen += (PROBLEMS if part == "level1" else WIDE_LAYERS if part == "wide"
-                   else [ALL_PROBLEMS[int(part)]])
+    args, chosen = ab_arguments()
     rows = []
     for p in chosen:
         rows.append(run(p, args.warmup, args.reps))

@@ -5,7 +5,6 @@ TF32 formulation of the forward beside them (bench.expert_tf32_variants).
     python bench/ab_width_reuse.py [--problems 58,61,...] [--out DIR]
 """
 
-import argparse
 import json
 import os
 
@@ -14,9 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import ct3d
-from bench import ALL_PROBLEMS, cudnn_tf32, expert_tf32_variants, median_ms, relative_error
-from problems import PROBLEMS
-from wide_layers import WIDE_LAYERS
+from bench import ab_arguments, cudnn_tf32, expert_tf32_variants, median_ms, relative_error
 
 
 def timed_both(fn, inputs, warmup, reps):
@@ -61,16 +58,7 @@ def run(problem, warmup, reps):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--problems", default="level1,wide")
-    parser.add_argument("--reps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args()
-    chosen = []
-    for part in args.problems.split(","):
-        chosen += (PROBLEMS if part == "level1" else WIDE_LAYERS if part == "wide"
-                   else [ALL_PROBLEMS[int(part)]])
+    args, chosen = ab_arguments()
     rows = [run(p, args.warmup, args.reps) for p in chosen]
     print(f"{'shape':18} {'fwd on':>8} {'fwd off':>8} {'gain':>6} {'TFLOP/s':>8} {'vs TF32':>8}"
           f" {'err':>8} {'dgrad on':>9} {'off':>8} {'gain':>6} {'err':>8}")

@@ -208,6 +208,22 @@ def problem_numbers(spec):
     return [int(n) for n in spec.split(",")]
 
 
+def ab_arguments():
+    """The on/off benchmarks' arguments (ab_*.py) and the problems they name: 'level1',
+    'wide' and problem numbers, comma-separated."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--problems", default="level1,wide")
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    chosen = []
+    for part in args.problems.split(","):
+        chosen += (PROBLEMS if part == "level1" else WIDE_LAYERS if part == "wide"
+                   else [ALL_PROBLEMS[int(part)]])
+    return args, chosen
+
+
 def geomean(rows, key):
     return math.exp(sum(math.log(r[key]) for r in rows) / len(rows))
 

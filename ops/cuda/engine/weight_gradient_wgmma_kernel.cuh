@@ -289,10 +289,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int lane_offset = t * position_step;
 
   float acc[kMTiles][kAccumulators], total[kMTiles][kAccumulators];
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[mt][i] = total[mt][i] = 0.f;
+  zero_chains(acc, total);
 
   // A of one k-step: {row g, k t}, {row g + 8, k t}, {row g, k t + 4}, {row g + 8, k t + 4}.
   struct Fragments {

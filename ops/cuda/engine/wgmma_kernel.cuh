@@ -140,10 +140,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int ctid = tid - 128, t = ctid & 3;
   const int row_base = compute_row_base<kMTiles>(ctid);
   float acc[kMTiles][kAccumulators], total[kMTiles][kAccumulators];
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[mt][i] = total[mt][i] = 0.f;
+  zero_chains(acc, total);
 
   // This lane's hi and lo values of one stage: per (m-tile, chunk), rows
   // row_base + 64 mt and + 8, element 2s + half of each row belonging to k-step s.

@@ -163,10 +163,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       tile_offset[mt][h] = segments.tile_row(local) * kRowFloats + 4 * t;
     }
   float acc[kMTiles][kAccumulators], total[kMTiles][kAccumulators];
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[mt][i] = total[mt][i] = 0.f;
+  zero_chains(acc, total);
 
   // This lane's hi and lo values of one width tap: per m-tile, rows g and g + 8,
   // element 2s + half of each row belonging to k-step s (wgmma_kernel.cuh).

@@ -65,6 +65,16 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[kMTiles][kAccumu
   for (int mt = 0; mt < kMTiles; ++mt) fence_registers(acc[mt]);
 }
 
+// Both accumulator sets start at zero: the chain the wgmmas add into, and the total.
+template <int kMTiles, int kAccumulators>
+__device__ __forceinline__ void zero_chains(float (&acc)[kMTiles][kAccumulators],
+                                            float (&total)[kMTiles][kAccumulators]) {
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[mt][i] = total[mt][i] = 0.f;
+}
+
 // The tensor core truncates as it accumulates: a finished chain (at most 128 k) is
 // added into the float32 total and restarted.
 template <int kMTiles, int kAccumulators>
