@@ -79,3 +79,25 @@ def test_weight_gradient_keeps_the_scale_of_its_inputs(monkeypatch):
             gs.double().cpu(), xs.double().cpu(), w.double().cpu(), None, stride, padding,
             dilation, True, output_padding, groups, [False, True, False])[1]
         assert relative_error(got, reference) <= FLOAT32_BAR, scale
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", CASES[:4])
+def test_weight_gradient_half_types_one_product(params, dtype, monkeypatch):
+    """Widened float16 and bfloat16 operands are exact in TF32: one product each. The
+    result must be the float64 gradient of the same half values, rounded once."""
+    monkeypatch.setenv("CT3D_WGRAD_WGMMA", "1")
+    case = edge_case(params, bias=False)
+    x, w, _ = make_tensors(case, dtype, "cuda")
+    stride, padding, output_padding, groups, dilation = conv_args(case)
+    grad_output = torch.randn(
+        torch.ops.ct3d.conv_transpose3d(x, w, None, *conv_args(case)).shape, device="cuda",
+        dtype=dtype)
+    got = torch.ops.ct3d.conv_transpose3d_weight_backward(
+        x, grad_output, list(w.shape[2:]), stride, padding, groups, dilation)
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double().cpu(), x.double().cpu(), w.double().cpu(), None, stride, padding,
+        dilation, True, output_padding, groups, [False, True, False])[1]
+    assert got.dtype == dtype
+    rounding = relative_error(reference.to(dtype), reference)
+    assert relative_error(got, reference) <= rounding + FLOAT32_BAR, case

@@ -167,14 +167,15 @@ at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
 }
 
 at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& input,
-                                const at::Tensor& grad_output) {
+                                const at::Tensor& grad_output, bool operands_exact_in_tf32) {
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
   if (grad_output.numel() == 0) return grad_weight.zero_();  // empty batch or output
   const ConvGeometry geometry = geometry_of(args);
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
+  cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
+  plan.operands_exact_in_tf32 = operands_exact_in_tf32;
   if (cuda::weight_gradient_supports(plan, x.scalar_type())) {
     cuda::launch_weight_gradient(plan, x, g, grad_weight, stream);
     return grad_weight;
@@ -201,9 +202,10 @@ at::Tensor conv_transpose3d_weight_backward_cuda(const at::Tensor& input,
   check_backward_tensor_cuda(input);
   const c10::cuda::CUDAGuard device_guard(input.device());
   if (is_reduced_precision(input)) {
-    return weight_gradient_cuda(args, widened(input), widened(grad_output)).to(input.scalar_type());
+    return weight_gradient_cuda(args, widened(input), widened(grad_output), true)
+        .to(input.scalar_type());
   }
-  return weight_gradient_cuda(args, input, grad_output);
+  return weight_gradient_cuda(args, input, grad_output, false);
 }
 
 }  // namespace ct3d

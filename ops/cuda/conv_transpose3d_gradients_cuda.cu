@@ -25,7 +25,8 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
                          const at::Tensor& input, const at::Tensor& weight,
                          std::array<bool, 3> output_mask, bool operands_exact_in_tf32) {
   const ConvGeometry geometry = geometry_of(args);
-  const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
+  cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
+  plan.operands_exact_in_tf32 = operands_exact_in_tf32;
   at::Tensor grad_input, grad_weight, grad_bias;
   const bool fused = output_mask[1] && weight.numel() > 0 && input.numel() > 0 &&
                      grad_output.numel() > 0 &&
@@ -35,7 +36,8 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
     if (output_mask[0]) {
       grad_input = input_gradient_cuda(args, grad_output, weight, operands_exact_in_tf32);
     }
-    if (output_mask[1]) grad_weight = weight_gradient_cuda(args, input, grad_output);
+    if (output_mask[1])
+      grad_weight = weight_gradient_cuda(args, input, grad_output, operands_exact_in_tf32);
     if (output_mask[2]) grad_bias = bias_gradient(grad_output);
     return {grad_input, grad_weight, grad_bias};
   }

@@ -19,6 +19,6 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
                                const at::Tensor& weight, bool operands_exact_in_tf32);
 
 at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& input,
-                                const at::Tensor& grad_output);
+                                const at::Tensor& grad_output, bool operands_exact_in_tf32);
 
 }  // namespace ct3d

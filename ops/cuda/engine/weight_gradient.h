@@ -25,6 +25,9 @@ struct WeightGradientPlan {
   ConvGeometry geometry;
   int64_t fold = 1, groups = 1, cin = 0, cout = 0;  // folded groups and their channels
   StagedLayout input, output;
+  // Operands widened from float16 or bfloat16: exact in TF32, so the wgmma mainloop
+  // takes one product per multiply-add (hi*hi) instead of three.
+  bool operands_exact_in_tf32 = false;
 };
 
 WeightGradientPlan plan_weight_gradient(const ConvGeometry& geometry);

@@ -210,8 +210,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           uint32_t hi[4], lo[4];
           split_tf32(values[j], hi, lo);
           *reinterpret_cast<uint4*>(b_hi + b_offset[j]) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
-          *reinterpret_cast<uint4*>(b_hi + Cfg::kBFloats + b_offset[j]) =
-              make_uint4(lo[0], lo[1], lo[2], lo[3]);
+          if constexpr (!Cfg::kExactOperands) {  // exact operands: no lo products
+            *reinterpret_cast<uint4*>(b_hi + Cfg::kBFloats + b_offset[j]) =
+                make_uint4(lo[0], lo[1], lo[2], lo[3]);
+          }
         }
       }
     };

@@ -134,11 +134,11 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan) {
   return launch;
 }
 
-template <int kN, int kMTiles>
+template <int kN, int kMTiles, bool kExact>
 void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
                    const at::Tensor& input, const at::Tensor& grad_output, at::Tensor& grad_weight,
                    cudaStream_t stream, at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
-  using Cfg = WgradWgmmaConfig<kN, kMTiles, false>;
+  using Cfg = WgradWgmmaConfig<kN, kMTiles, kExact>;
   const ConvGeometry& g = plan.geometry;
   const WgradWgmmaProblem& p = launch.p;
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
@@ -189,6 +189,36 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
   sum_wgrad_splits(sum, workspace, grad_weight, stream);
 }
 
+// The configuration for the block's input channels (block_channels_for, m_tiles_for).
+template <bool kExact>
+void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
+                         const at::Tensor& input, const at::Tensor& grad_output,
+                         at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
+                         const StagedChunkHook& after_chunk) {
+  switch (launch.channels) {
+    case 16:
+      launch_config<16, 3, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                                   after_chunk);
+      break;
+    case 24:
+      launch_config<24, 3, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                                   after_chunk);
+      break;
+    case 32:
+      launch_config<32, 3, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                                   after_chunk);
+      break;
+    case 48:
+      launch_config<48, 2, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                                   after_chunk);
+      break;
+    default:
+      launch_config<64, 2, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                                   after_chunk);
+      break;
+  }
+}
+
 }  // namespace
 
 bool wgmma_weight_gradient_applies(const WeightGradientPlan& plan, const at::Tensor& input) {
@@ -211,27 +241,12 @@ void launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
                                   const StagedChunkHook& after_chunk) {
   const WgmmaWgradLaunch launch = plan_wgmma_launch(plan);
   TORCH_INTERNAL_ASSERT(launch.fits);
-  switch (launch.channels) {
-    case 16:
-      launch_config<16, 3>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                           after_chunk);
-      break;
-    case 24:
-      launch_config<24, 3>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                           after_chunk);
-      break;
-    case 32:
-      launch_config<32, 3>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                           after_chunk);
-      break;
-    case 48:
-      launch_config<48, 2>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                           after_chunk);
-      break;
-    default:
-      launch_config<64, 2>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                           after_chunk);
-      break;
+  if (plan.operands_exact_in_tf32) {
+    launch_for_channels<true>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                              after_chunk);
+  } else {
+    launch_for_channels<false>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
+                               after_chunk);
   }
 }
 
