@@ -85,7 +85,8 @@ def test_weight_gradient_keeps_the_scale_of_its_inputs(monkeypatch):
 @pytest.mark.parametrize("params", CASES[:4])
 def test_weight_gradient_half_types_one_product(params, dtype, monkeypatch):
     """Widened float16 and bfloat16 operands are exact in TF32: one product each. The
-    result must be the float64 gradient of the same half values, rounded once."""
+    result must be within 5 % of the float64 gradient rounded once (as
+    test_cuda_backward's half test)."""
     monkeypatch.setenv("CT3D_WGRAD_WGMMA", "1")
     case = edge_case(params, bias=False)
     x, w, _ = make_tensors(case, dtype, "cuda")
@@ -99,5 +100,5 @@ def test_weight_gradient_half_types_one_product(params, dtype, monkeypatch):
         grad_output.double().cpu(), x.double().cpu(), w.double().cpu(), None, stride, padding,
         dilation, True, output_padding, groups, [False, True, False])[1]
     assert got.dtype == dtype
-    rounding = relative_error(reference.to(dtype), reference)
-    assert relative_error(got, reference) <= rounding + FLOAT32_BAR, case
+    bound = 1.05 * relative_error(reference.to(dtype), reference)
+    assert relative_error(got, reference) <= bound, (relative_error(got, reference), bound, case)
