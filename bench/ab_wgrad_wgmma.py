@@ -11,17 +11,7 @@ import os
 import torch
 from torch import nn
 
-from bench import ab_arguments, cudnn_tf32, median_ms, relative_error
-
-
-def timed_modes(fn, inputs, warmup, reps):
-    """Median ms on wgmma, then on mma.sync."""
-    result = {}
-    for mode in ("1", "0"):
-        os.environ["CT3D_WGRAD_WGMMA"] = mode
-        result[mode], _ = median_ms(fn, inputs, warmup, reps)
-    os.environ.pop("CT3D_WGRAD_WGMMA")
-    return result["1"], result["0"]
+from bench import ab_arguments, cudnn_tf32, median_ms, relative_error, timed_on_and_off
 
 
 def run(problem, warmup, reps):
@@ -38,7 +28,8 @@ def run(problem, warmup, reps):
         kernel = list(w.shape[2:])
         wgrad = lambda x: torch.ops.ct3d.conv_transpose3d_weight_backward(  # noqa: E731
             x, gy, kernel, stride, padding, groups, dilation)
-        row["wgmma_ms"], row["mma_sync_ms"] = timed_modes(wgrad, inputs, warmup, reps)
+        row["wgmma_ms"], row["mma_sync_ms"] = timed_on_and_off("CT3D_WGRAD_WGMMA", wgrad, inputs,
+                                                                warmup, reps)
         reference = torch.ops.aten.convolution_backward(
             gy.double(), inputs[0].double(), w.double(), None, stride, padding, dilation, True,
             conv.output_padding, groups, [False, True, False])[1]

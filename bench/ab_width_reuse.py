@@ -13,17 +13,8 @@ import torch.nn.functional as F
 from torch import nn
 
 import ct3d
-from bench import ab_arguments, cudnn_tf32, expert_tf32_variants, median_ms, relative_error
-
-
-def timed_both(fn, inputs, warmup, reps):
-    """Median ms with reuse on, then off (interleaved runs would share the warm-up)."""
-    result = {}
-    for mode in ("1", "0"):
-        os.environ["CT3D_WIDTH_REUSE"] = mode
-        result[mode], _ = median_ms(fn, inputs, warmup, reps)
-    os.environ.pop("CT3D_WIDTH_REUSE")
-    return result["1"], result["0"]
+from bench import (ab_arguments, cudnn_tf32, expert_tf32_variants, median_ms, relative_error,
+                   timed_on_and_off)
 
 
 def run(problem, warmup, reps):
@@ -34,7 +25,8 @@ def run(problem, warmup, reps):
     row = {"label": problem.label, "gflop": problem.flops() / 1e9}
     with torch.no_grad():
         forward = lambda x: ct3d.conv_transpose3d_module(conv, x)  # noqa: E731
-        row["fwd_reuse"], row["fwd_old"] = timed_both(forward, inputs, warmup, reps)
+        row["fwd_reuse"], row["fwd_old"] = timed_on_and_off("CT3D_WIDTH_REUSE", forward, inputs,
+                                                             warmup, reps)
         reference = F.conv_transpose3d(inputs[0].double(), conv.weight.double(),
                                        None if conv.bias is None else conv.bias.double(), *args)
         row["fwd_err"] = relative_error(forward(inputs[0]), reference)
@@ -42,7 +34,8 @@ def run(problem, warmup, reps):
         in_size = list(inputs[0].shape[2:])
         dgrad = lambda x: torch.ops.ct3d.conv_transpose3d_input_backward(  # noqa: E731
             gy, conv.weight, in_size, conv.stride, conv.padding, conv.groups, conv.dilation)
-        row["dgrad_reuse"], row["dgrad_old"] = timed_both(dgrad, inputs[:1], warmup, reps)
+        row["dgrad_reuse"], row["dgrad_old"] = timed_on_and_off(
+            "CT3D_WIDTH_REUSE", dgrad, inputs[:1], warmup, reps)
         dgrad_ref = torch.ops.aten.convolution_backward(
             gy.double(), inputs[0].double(), conv.weight.double(), None, conv.stride, conv.padding,
             conv.dilation, True, conv.output_padding, conv.groups, [True, False, False])[0]

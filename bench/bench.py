@@ -208,6 +208,17 @@ def problem_numbers(spec):
     return [int(n) for n in spec.split(",")]
 
 
+def timed_on_and_off(variable, fn, inputs, warmup, reps):
+    """Median ms with the environment variable at 1, then at 0 (ct3d reads its switches on
+    every call; one mode after the other, as interleaved runs would share the warm-up)."""
+    result = {}
+    for mode in ("1", "0"):
+        os.environ[variable] = mode
+        result[mode], _ = median_ms(fn, inputs, warmup, reps)
+    os.environ.pop(variable)
+    return result["1"], result["0"]
+
+
 def ab_arguments():
     """The on/off benchmarks' arguments (ab_*.py) and the problems they name: 'level1',
     'wide' and problem numbers, comma-separated."""
