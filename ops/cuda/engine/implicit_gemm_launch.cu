@@ -7,7 +7,6 @@
 #include <c10/cuda/CUDAFunctions.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
 #include "ops/cuda/device_capability.h"
@@ -15,6 +14,7 @@
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_packing.cuh"
 #include "ops/cuda/engine/wgmma_available.h"
@@ -64,16 +64,6 @@ int wgmma_channels_for(int64_t cout) {
     if (cout <= n) return n;
   }
   return 128;
-}
-
-// Width-tap reuse (wgmma_reuse_kernel.cuh): CT3D_WIDTH_REUSE=0 never, =1 wherever it
-// applies, unset where it paid in the measurements (width_reuse_pays). Read on every
-// call so that one benchmark process can time both mainloops.
-enum class WidthReuseChoice { kNever, kAlways, kWherePays };
-WidthReuseChoice width_reuse_choice() {
-  const char* value = std::getenv("CT3D_WIDTH_REUSE");
-  if (value == nullptr || value[0] == '\0') return WidthReuseChoice::kWherePays;
-  return value[0] == '0' ? WidthReuseChoice::kNever : WidthReuseChoice::kAlways;
 }
 
 // Where the reuse mainloop beat the others (docs/KERNEL_LOG.md, w3): blocks
@@ -193,7 +183,8 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
                            fold, flag, source, weight, bias, output, stream, staging_budget_floats,
                            staged, WidthReusePlan{});
   };
-  const WidthReuseChoice reuse_choice = width_reuse_choice();
+  // Width-tap reuse (wgmma_reuse_kernel.cuh) where it paid (width_reuse_pays).
+  const MainloopSwitch reuse_choice = mainloop_switch("CT3D_WIDTH_REUSE");
   // Launches a width-tap reuse configuration where its plan applies and (unless
   // forced) it pays; returns whether it did.
   const auto try_reuse = [&](auto config) {
@@ -201,7 +192,7 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
     const PhaseProblem p = make_phase_problem(folded, kBlockK, Cfg::kBlockChannels, output);
     const WidthReusePlan plan =
         plan_width_reuse(p, Cfg::kBlockPositions, Cfg::kBlockChannels, Cfg::kMaxTileRows);
-    if (plan.taps_per_stage == 0 || (reuse_choice != WidthReuseChoice::kAlways &&
+    if (plan.taps_per_stage == 0 || (reuse_choice != MainloopSwitch::kAlways &&
                                      !width_reuse_pays(p, Cfg::kBlockChannels, fold))) {
       return false;
     }
@@ -210,7 +201,7 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
     return true;
   };
   const int64_t cout = folded.target_channels;
-  if (wgmma_enabled() && reuse_choice != WidthReuseChoice::kNever) {
+  if (wgmma_enabled() && reuse_choice != MainloopSwitch::kNever) {
     // Two m-tiles per warpgroup where the registers allow: twice the rows per
     // weight tile copied (w5: one m-tile for 64 channels was 12 % slower on 68).
     bool launched = false;

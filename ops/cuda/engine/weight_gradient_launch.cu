@@ -286,9 +286,8 @@ void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& in
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream, at::Tensor grad_bias,
                             const StagedChunkHook& after_chunk) {
-  if (wgmma_weight_gradient_applies(plan, input)) {
-    launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
-                                 after_chunk);
+  if (launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
+                                   after_chunk)) {
     return;
   }
   switch (std::min<int64_t>(plan.input.padded_channels_per_group, 64) / 16) {

@@ -6,9 +6,9 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
+#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient_splits.h"
 #include "ops/cuda/engine/weight_gradient_wgmma_kernel.cuh"
@@ -27,18 +27,6 @@ constexpr int64_t kMinStages = 16;
 constexpr int64_t kMaxStages = 1024;
 constexpr int64_t kSharedBudgetBytes = 200 * 1024;
 constexpr int kMinSlots = 3;
-
-// CT3D_WGRAD_WGMMA=0 keeps the weight gradient on mma.sync, =1 takes wgmma wherever
-// it fits, unset where it measured faster (read on every call, so a benchmark can time
-// both in one process).
-bool wgmma_weight_gradient_allowed() {
-  const char* value = std::getenv("CT3D_WGRAD_WGMMA");
-  return value == nullptr || value[0] != '0';
-}
-bool wgmma_weight_gradient_forced() {
-  const char* value = std::getenv("CT3D_WGRAD_WGMMA");
-  return value != nullptr && value[0] == '1';
-}
 
 // wgmma N: the smallest shape that holds a folded group's input channels, or blocks
 // of 64. M-tiles per compute warpgroup: as many as the accumulators' registers allow.
@@ -221,8 +209,12 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
 
 }  // namespace
 
-bool wgmma_weight_gradient_applies(const WeightGradientPlan& plan, const at::Tensor& input) {
-  if (!wgmma_weight_gradient_allowed() || !wgmma_enabled()) return false;
+bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
+                                  const at::Tensor& grad_output, at::Tensor& grad_weight,
+                                  cudaStream_t stream, at::Tensor& grad_bias,
+                                  const StagedChunkHook& after_chunk) {
+  const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_WGMMA");
+  if (choice == MainloopSwitch::kNever || !wgmma_enabled()) return false;
   // 16-byte loads of 4 positions of an input line.
   const ConvGeometry& g = plan.geometry;
   if (g.dim[2].input % 4 != 0 || reinterpret_cast<uintptr_t>(input.const_data_ptr()) % 16 != 0) {
@@ -232,15 +224,9 @@ bool wgmma_weight_gradient_applies(const WeightGradientPlan& plan, const at::Ten
   // group's input channels in one block (up to 64). With two or more blocks each
   // re-reads every segment, and 128-256 channel layers ran 0.53-0.85x.
   const WgmmaWgradLaunch launch = plan_wgmma_launch(plan);
-  return launch.fits && (wgmma_weight_gradient_forced() || launch.p.channel_blocks == 1);
-}
-
-void launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
-                                  const at::Tensor& grad_output, at::Tensor& grad_weight,
-                                  cudaStream_t stream, at::Tensor& grad_bias,
-                                  const StagedChunkHook& after_chunk) {
-  const WgmmaWgradLaunch launch = plan_wgmma_launch(plan);
-  TORCH_INTERNAL_ASSERT(launch.fits);
+  if (!launch.fits || (choice != MainloopSwitch::kAlways && launch.p.channel_blocks != 1)) {
+    return false;
+  }
   if (plan.operands_exact_in_tf32) {
     launch_for_channels<true>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
                               after_chunk);
@@ -248,6 +234,7 @@ void launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
     launch_for_channels<false>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
                                after_chunk);
   }
+  return true;
 }
 
 }  // namespace ct3d::cuda

@@ -1,0 +1,19 @@
+// The environment switches that pick between two mainloops (CT3D_WIDTH_REUSE,
+// CT3D_WGRAD_WGMMA): "0" never, any other value always where it applies, unset or
+// empty where it measured faster. Read on every call, so that one benchmark process
+// can time both mainloops.
+#pragma once
+
+#include <cstdlib>
+
+namespace ct3d::cuda {
+
+enum class MainloopSwitch { kNever, kAlways, kWherePays };
+
+inline MainloopSwitch mainloop_switch(const char* variable) {
+  const char* value = std::getenv(variable);
+  if (value == nullptr || value[0] == '\0') return MainloopSwitch::kWherePays;
+  return value[0] == '0' ? MainloopSwitch::kNever : MainloopSwitch::kAlways;
+}
+
+}  // namespace ct3d::cuda
