@@ -219,10 +219,13 @@ def timed_on_and_off(variable, fn, inputs, warmup, reps):
     return result["1"], result["0"]
 
 
-def ab_arguments():
+def ab_arguments(switch=None):
     """The on/off benchmarks' arguments (ab_*.py) and the problems they name: 'level1',
-    'wide' and problem numbers, comma-separated."""
+    'wide' and problem numbers, comma-separated. With `switch`, a --switch option
+    (the environment variable to turn on and off) defaulting to it."""
     parser = argparse.ArgumentParser()
+    if switch:
+        parser.add_argument("--switch", default=switch)
     parser.add_argument("--problems", default="level1,wide")
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)

@@ -78,4 +78,11 @@ void check_kernel_image(const void* kernel, const char* what) {
              "\"; rebuild it with that device's architecture in the list");
 }
 
+int multiprocessor_count() {
+  int multiprocessors = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
+                                        c10::cuda::current_device()));
+  return multiprocessors;
+}
+
 }  // namespace ct3d::cuda

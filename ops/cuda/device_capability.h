@@ -20,6 +20,9 @@ int device_capability();
 constexpr int kTensorCoreCapability = 80;
 constexpr int kWgmmaCapability = 90;
 
+// Multiprocessors of the current device (sizes persistent grids and splits).
+int multiprocessor_count();
+
 // Whether this library holds code the current device can run for `kernel` (a
 // __global__ function): false where the build has neither its architecture's
 // machine code nor PTX it can compile.

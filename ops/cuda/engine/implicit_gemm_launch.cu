@@ -15,8 +15,10 @@
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/mainloop_switch.h"
+#include "ops/cuda/engine/shifted_window.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_packing.cuh"
+#include "ops/cuda/engine/weight_packing.h"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_kernel.cuh"
 #include "ops/cuda/engine/wgmma_reuse_kernel.cuh"
@@ -95,7 +97,6 @@ void launch_all_phases(const GatherProblem& problem, const PhaseProblem& p, int 
                        int64_t staging_budget_floats, const at::Tensor& staged,
                        const WidthReusePlan& reuse) {
   const int64_t groups = problem.groups;
-  const int64_t taps = problem.taps();
 
   // Outputs no tap reaches are the bias alone: filled first by a plain elementwise
   // pass, then the GEMM runs over the phases that have taps only.
@@ -110,17 +111,8 @@ void launch_all_phases(const GatherProblem& problem, const PhaseProblem& p, int 
   // The weights are packed and the source staged on every call (both may change
   // between calls): memory-bound copies, a few percent of the convolution. The pack
   // runs first: it also clears the non-finite flag that staging may set.
-  const int64_t packed_elements = groups * p.packed_group_stride;
-  at::Tensor packed = at::empty({packed_elements}, weight.options());
-  constexpr int kPackThreads = 256;
-  const int64_t pack_blocks =
-      std::min<int64_t>((packed_elements + kPackThreads - 1) / kPackThreads, 4096);
-  pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
-      weight.const_data_ptr<float>(), problem.weight, packed.mutable_data_ptr<float>(),
-      packed_elements, p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded,
-      p.cout_padded, static_cast<int>(taps), Cfg::kPackPositionsOnM, Cfg::kPackWgmmaChannels,
-      nonfinite);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const at::Tensor packed = pack_weights(problem, p, fold, Cfg::kPackPositionsOnM,
+                                         Cfg::kPackWgmmaChannels, nonfinite, weight, stream);
 
   if (p.phases == 0) return;
 
@@ -274,6 +266,22 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
 
 }  // namespace
 
+at::Tensor pack_weights(const GatherProblem& problem, const PhaseProblem& p, int fold,
+                        bool positions_on_m, int wgmma_n, int* nonfinite, const at::Tensor& weight,
+                        cudaStream_t stream) {
+  const int64_t packed_elements = problem.groups * p.packed_group_stride;
+  at::Tensor packed = at::empty({packed_elements}, weight.options());
+  constexpr int kPackThreads = 256;
+  const int64_t pack_blocks =
+      std::min<int64_t>((packed_elements + kPackThreads - 1) / kPackThreads, 4096);
+  pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
+      weight.const_data_ptr<float>(), problem.weight, packed.mutable_data_ptr<float>(),
+      packed_elements, p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded,
+      p.cout_padded, static_cast<int>(problem.taps()), positions_on_m, wgmma_n, nonfinite);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return packed;
+}
+
 StagedLayout gather_staged_layout(const GatherProblem& problem) {
   StagedLayout layout;
   layout.groups = problem.groups;
@@ -350,6 +358,12 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   folded.groups = problem.groups / fold;
   folded.reduce_channels = problem.reduce_channels * fold;
   folded.target_channels = problem.target_channels * fold;
+  // Stride-1 problems with wide blocks: the shifted-window GEMM (it stages its own
+  // split copy of the source).
+  if (!staged.defined() && launch_shifted_window(folded, fold, source, weight, bias, output, stream,
+                                                 staging_budget_floats)) {
+    return;
+  }
   // With folded groups, a NaN or Inf source value times a structural zero weight
   // would leak into other groups' outputs. The staging pass flags non-finite
   // values, and the exact rerun, queued behind the GEMM, recomputes the output

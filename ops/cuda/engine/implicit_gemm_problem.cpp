@@ -48,6 +48,7 @@ GatherProblem transposed_conv_gather(const ConvGeometry& g, bool forward) {
   GatherProblem problem;
   problem.batch = g.batch;
   problem.groups = g.groups;
+  problem.input_gradient = !forward;
   problem.reduce_channels = forward ? g.in_channels_per_group() : g.out_channels_per_group();
   problem.target_channels = forward ? g.out_channels_per_group() : g.in_channels_per_group();
   problem.weight.group_stride = g.in_channels_per_group() * in_stride;

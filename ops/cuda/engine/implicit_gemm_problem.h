@@ -84,6 +84,8 @@ struct GatherProblem {
   // Every source and weight value is a TF32 value (float16 or bfloat16 widened to
   // float32): one TF32 product per multiply-add is exact, 3xTF32 is not needed.
   bool operands_exact_in_tf32 = false;
+  // The input gradient's problem (input_gradient_gather), else the forward's.
+  bool input_gradient = false;
 
   int64_t taps() const { return dim[0].kernel * dim[1].kernel * dim[2].kernel; }
 };

@@ -143,13 +143,6 @@ void sum_wgrad_splits(const WgradSumShape& shape, const at::Tensor& workspace,
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-int multiprocessor_count() {
-  int multiprocessors = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
-                                        c10::cuda::current_device()));
-  return multiprocessors;
-}
-
 namespace {
 
 template <class Cfg>

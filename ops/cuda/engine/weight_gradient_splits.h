@@ -9,6 +9,7 @@
 
 #include <functional>
 
+#include "ops/cuda/device_capability.h"  // multiprocessor_count
 #include "ops/cuda/engine/weight_gradient.h"
 
 namespace ct3d::cuda {
@@ -48,8 +49,6 @@ void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
                       const at::Tensor& grad_output, at::Tensor& grad_bias, cudaStream_t stream,
                       bool stage_input, int64_t chunk_samples, const WgradChunkLaunch& launch,
                       const StagedChunkHook& after_chunk);
-
-int multiprocessor_count();  // of the current device
 
 // grad_weight from the partial tiles (every split's every tile written).
 void sum_wgrad_splits(const WgradSumShape& shape, const at::Tensor& workspace,

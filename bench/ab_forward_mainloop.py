@@ -1,8 +1,10 @@
-"""Width-tap reuse on and off (CT3D_WIDTH_REUSE, read by the library on every call),
-in one process on the same inputs: ct3d's forward and input gradient, with the best
-TF32 formulation of the forward beside them (bench.expert_tf32_variants).
+"""One forward mainloop switch on and off (--switch: CT3D_WIDTH_REUSE, the width-tap
+reuse mainloop, or CT3D_SHIFTED_WINDOW, the shifted-window GEMM; the library reads
+them on every call), in one process on the same inputs: ct3d's forward and input
+gradient, with the best TF32 formulation of the forward beside them
+(bench.expert_tf32_variants).
 
-    python bench/ab_width_reuse.py [--problems 58,61,...] [--out DIR]
+    python bench/ab_forward_mainloop.py [--switch NAME] [--problems 58,61,...] [--out DIR]
 """
 
 import json
@@ -17,7 +19,7 @@ from bench import (ab_arguments, cudnn_tf32, expert_tf32_variants, median_ms, re
                    timed_on_and_off)
 
 
-def run(problem, warmup, reps):
+def run(problem, switch, warmup, reps):
     torch.manual_seed(0)
     conv = nn.ConvTranspose3d(**problem.conv).cuda()
     inputs = [torch.rand(problem.input_shape(), device="cuda") for _ in range(2)]
@@ -25,8 +27,8 @@ def run(problem, warmup, reps):
     row = {"label": problem.label, "gflop": problem.flops() / 1e9}
     with torch.no_grad():
         forward = lambda x: ct3d.conv_transpose3d_module(conv, x)  # noqa: E731
-        row["fwd_reuse"], row["fwd_old"] = timed_on_and_off("CT3D_WIDTH_REUSE", forward, inputs,
-                                                             warmup, reps)
+        row["fwd_on"], row["fwd_off"] = timed_on_and_off(switch, forward, inputs, warmup,
+                                                             reps)
         reference = F.conv_transpose3d(inputs[0].double(), conv.weight.double(),
                                        None if conv.bias is None else conv.bias.double(), *args)
         row["fwd_err"] = relative_error(forward(inputs[0]), reference)
@@ -34,8 +36,8 @@ def run(problem, warmup, reps):
         in_size = list(inputs[0].shape[2:])
         dgrad = lambda x: torch.ops.ct3d.conv_transpose3d_input_backward(  # noqa: E731
             gy, conv.weight, in_size, conv.stride, conv.padding, conv.groups, conv.dilation)
-        row["dgrad_reuse"], row["dgrad_old"] = timed_on_and_off(
-            "CT3D_WIDTH_REUSE", dgrad, inputs[:1], warmup, reps)
+        row["dgrad_on"], row["dgrad_off"] = timed_on_and_off(
+            switch, dgrad, inputs[:1], warmup, reps)
         dgrad_ref = torch.ops.aten.convolution_backward(
             gy.double(), inputs[0].double(), conv.weight.double(), None, conv.stride, conv.padding,
             conv.dilation, True, conv.output_padding, conv.groups, [True, False, False])[0]
@@ -51,17 +53,17 @@ def run(problem, warmup, reps):
 
 
 def main():
-    args, chosen = ab_arguments()
-    rows = [run(p, args.warmup, args.reps) for p in chosen]
+    args, chosen = ab_arguments(switch="CT3D_WIDTH_REUSE")
+    rows = [run(p, args.switch, args.warmup, args.reps) for p in chosen]
     print(f"{'shape':18} {'fwd on':>8} {'fwd off':>8} {'gain':>6} {'TFLOP/s':>8} {'vs TF32':>8}"
           f" {'err':>8} {'dgrad on':>9} {'off':>8} {'gain':>6} {'err':>8}")
     for r in rows:
-        print(f"{r['label']:18} {r['fwd_reuse']:8.3f} {r['fwd_old']:8.3f} "
-              f"{r['fwd_old'] / r['fwd_reuse']:6.2f} {r['gflop'] / r['fwd_reuse']:8.1f} "
-              f"{r['expert'] / r['fwd_reuse']:8.2f} {r['fwd_err']:8.1e} {r['dgrad_reuse']:9.3f} "
-              f"{r['dgrad_old']:8.3f} {r['dgrad_old'] / r['dgrad_reuse']:6.2f} {r['dgrad_err']:8.1e}")
+        print(f"{r['label']:18} {r['fwd_on']:8.3f} {r['fwd_off']:8.3f} "
+              f"{r['fwd_off'] / r['fwd_on']:6.2f} {r['gflop'] / r['fwd_on']:8.1f} "
+              f"{r['expert'] / r['fwd_on']:8.2f} {r['fwd_err']:8.1e} {r['dgrad_on']:9.3f} "
+              f"{r['dgrad_off']:8.3f} {r['dgrad_off'] / r['dgrad_on']:6.2f} {r['dgrad_err']:8.1e}")
     if args.out:
-        with open(os.path.join(args.out, "ab_width_reuse.json"), "w") as f:
+        with open(os.path.join(args.out, f"ab_{args.switch.lower()}.json"), "w") as f:
             json.dump(rows, f, indent=1)
 
 

@@ -1,0 +1,21 @@
+// The shifted-window GEMM's launch (shifted_window_plan.h): stride-1 problems of
+// the gathering implicit GEMM, on Hopper.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+
+namespace ct3d::cuda {
+
+// Runs the problem (groups folded `fold` at a time; arguments as launch_implicit_gemm)
+// on the shifted-window GEMM where it applies and pays (shifted_window_pays) and
+// returns true; returns false, having done nothing, where it does not (not sm_90a,
+// folded groups, not stride 1, narrow blocks). CT3D_SHIFTED_WINDOW=0 turns it off,
+// =1 runs it wherever it applies.
+bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Tensor& source,
+                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                           cudaStream_t stream, int64_t staging_budget_floats);
+
+}  // namespace ct3d::cuda

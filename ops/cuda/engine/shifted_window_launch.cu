@@ -1,0 +1,105 @@
+// Host side of the shifted-window GEMM (wgmma_shifted_window_kernel.cuh): the plan,
+// the weights packed for blocks of 64 channels, the source staged as split quad
+// planes (quad_staging.h) a chunk of samples at a time, and the launch.
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+
+#include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/mainloop_switch.h"
+#include "ops/cuda/engine/quad_staging.h"
+#include "ops/cuda/engine/shifted_window.h"
+#include "ops/cuda/engine/weight_packing.h"
+#include "ops/cuda/engine/wgmma_available.h"
+#include "ops/cuda/engine/wgmma_shifted_window_kernel.cuh"
+
+namespace ct3d::cuda {
+namespace {
+
+template <class Cfg>
+void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
+                   const ShiftedWindowPlan& plan, const at::Tensor& source,
+                   const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
+                   cudaStream_t stream, int64_t staging_budget_floats) {
+  // The compact grid (shifted_window_plan.h): staged extents of plan's pitches.
+  StagedLayout layout = gather_staged_layout(problem);
+  layout.staged_extent[1] = plan.plane_lines;
+  layout.staged_extent[2] = plan.line_pitch;
+  const int64_t batch = output.size(0);
+  const int64_t chunk = staging_chunk_samples(quad_planes_floats(layout, plan.plane_rows),
+                                              staging_budget_floats, batch);
+  const int shared_bytes = plan.slots * plan.stage_bytes;
+  auto kernel = wgmma_shifted_window_kernel<Cfg>;
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+  const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
+  for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
+    const int64_t samples = std::min(chunk, batch - n0);
+    const at::Tensor planes =
+        stage_split_quads(layout, plan.plane_rows, source.narrow(0, n0, samples), stream);
+    ShiftedWindowPlan chunk_plan = plan;
+    chunk_plan.channel_blocks = p.cout_padded / kWindowBlockChannels;
+    chunk_plan.groups = problem.groups;
+    chunk_plan.samples = samples;
+    chunk_plan.tiles = problem.groups * samples * p.dim[0].max_positions *
+                       chunk_plan.channel_blocks * plan.column_blocks;
+    const int64_t blocks = std::min<int64_t>(chunk_plan.tiles, multiprocessor_count());
+    kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, shared_bytes, stream>>>(
+        p, chunk_plan, planes.const_data_ptr<float>(), packed.const_data_ptr<float>(), bias_data,
+        output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+template <bool kExact>
+void launch_columns(int columns, const GatherProblem& problem, const PhaseProblem& p,
+                    const ShiftedWindowPlan& plan, const at::Tensor& source,
+                    const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
+                    cudaStream_t stream, int64_t staging_budget_floats) {
+  const auto launch = [&](auto config) {
+    launch_chunks<decltype(config)>(problem, p, plan, source, packed, bias, output, stream,
+                                    staging_budget_floats);
+  };
+  switch (columns) {
+    case 96:
+      launch(ShiftedWindowConfig<96, kExact>{});
+      break;
+    case 128:
+      launch(ShiftedWindowConfig<128, kExact>{});
+      break;
+    case 144:
+      launch(ShiftedWindowConfig<144, kExact>{});
+      break;
+    default:
+      launch(ShiftedWindowConfig<160, kExact>{});
+      break;
+  }
+}
+
+}  // namespace
+
+bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Tensor& source,
+                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                           cudaStream_t stream, int64_t staging_budget_floats) {
+  const MainloopSwitch choice = mainloop_switch("CT3D_SHIFTED_WINDOW");
+  if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
+  const ShiftedWindowPlan plan = plan_shifted_window(p);
+  if (plan.columns == 0 ||
+      (choice == MainloopSwitch::kWherePays && !shifted_window_pays(p, problem.input_gradient))) {
+    return false;
+  }
+  const at::Tensor packed =
+      pack_weights(problem, p, 1, false, kWindowBlockChannels, nullptr, weight, stream);
+  if (problem.operands_exact_in_tf32) {
+    launch_columns<true>(plan.columns, problem, p, plan, source, packed, bias, output, stream,
+                         staging_budget_floats);
+  } else {
+    launch_columns<false>(plan.columns, problem, p, plan, source, packed, bias, output, stream,
+                          staging_budget_floats);
+  }
+  return true;
+}
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,94 @@
+#include "ops/cuda/engine/shifted_window_plan.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/width_tap_reuse.h"
+
+namespace ct3d::cuda {
+namespace {
+
+constexpr int kPipelineBudgetBytes = 200 * 1024;
+constexpr int kMinSlots = 3;
+constexpr int kMaxSlots = 8;
+// A stage is one k-step (8 channels) of every width tap; the chain of the wgmma
+// accumulators is flushed every 128 k (wgmma_split_products.cuh).
+constexpr int kMaxWidthTaps = 16;
+constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 2 * 4;  // 8 channels, hi and lo
+// Per-block cost of a column block in columns: the pipeline's fill and the epilogue.
+constexpr int kBlockOverheadColumns = 32;
+
+int highest_shift(const ResidueParams& r) {
+  return r.shift_step < 0 ? r.first_shift : r.first_shift + (r.taps - 1) * r.shift_step;
+}
+
+}  // namespace
+
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
+  ShiftedWindowPlan plan;
+  if (p.phases != 1 || p.uncovered_outputs) return plan;
+  for (int i = 0; i < 3; ++i) {
+    if (p.dim[i].stride != 1 || p.dim[i].residue[0].taps == 0 ||
+        p.row_stride[i] != p.staged_stride[i]) {
+      return plan;
+    }
+  }
+  // Blocks of 64 target channels, at most a quarter of them padding.
+  const int used = p.cout_per_group % kWindowBlockChannels;
+  if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < 48)) return plan;
+  const ResidueParams& rd = p.dim[0].residue[0];
+  const ResidueParams& rh = p.dim[1].residue[0];
+  const ResidueParams& rw = p.dim[2].residue[0];
+  if (rw.taps > kMaxWidthTaps) return plan;
+
+  // The compact grid: one zero gap between lines, and between a plane's lines.
+  const auto compact = [&](int i) {
+    const int high = p.staged_extent[i] - p.source_extent[i] - p.halo_low[i];
+    return p.source_extent[i] + std::max(p.halo_low[i], high);
+  };
+  plan.line_pitch = compact(2);
+  plan.plane_lines = compact(1);
+  plan.depth_planes = p.staged_extent[0];
+  plan.plane_pitch = static_cast<int64_t>(plan.plane_lines) * plan.line_pitch;
+  const int64_t plane_columns = static_cast<int64_t>(p.dim[1].max_positions) * plan.line_pitch;
+  if (plane_columns >= INT_MAX / 2) return plan;
+  // The fewest columns computed per plane, counting each block's fixed cost.
+  int64_t best_cost = INT64_MAX;
+  for (const int columns : kWindowColumnChoices) {
+    const int64_t blocks = (plane_columns + 2 * columns - 1) / (2 * columns);
+    const int64_t cost = blocks * (2 * columns + kBlockOverheadColumns);
+    if (cost <= best_cost) {
+      best_cost = cost;
+      plan.columns = columns;
+    }
+  }
+  plan.block_columns = 2 * plan.columns;
+  plan.plane_columns = static_cast<int>(plane_columns);
+  plan.column_blocks =
+      static_cast<int>((plane_columns + plan.block_columns - 1) / plan.block_columns);
+  plan.min_width_shift = lowest_shift(rw.first_shift, rw.shift_step, rw.taps);
+  plan.window_rows = plan.block_columns + shift_span(rw.shift_step, rw.taps);
+  plan.window_pitch = (plan.window_rows + 7) / 8 * 8;
+  plan.stage_bytes = 4 * plan.window_pitch * 16 + rw.taps * kTapWeightBytes;
+  plan.slots = std::min(kMaxSlots, kPipelineBudgetBytes / plan.stage_bytes);
+  plan.flush_stages = kMaxWidthTaps / rw.taps;
+  // The last window of the last plane reads past the staged positions (into columns
+  // that are not stored): the quad planes are that much longer.
+  plan.origin = p.halo_low[0] * plan.plane_pitch + p.halo_low[1] * plan.line_pitch + p.halo_low[2];
+  const int64_t last_row =
+      plan.origin + (p.dim[0].max_positions - 1 + highest_shift(rd)) * plan.plane_pitch +
+      static_cast<int64_t>(plan.column_blocks - 1) * plan.block_columns +
+      highest_shift(rh) * plan.line_pitch + plan.min_width_shift + plan.window_rows - 1;
+  plan.plane_rows = (std::max(plan.depth_planes * plan.plane_pitch, last_row + 1) + 7) / 8 * 8;
+  if (plan.slots < kMinSlots || plan.plane_rows >= INT_MAX) plan.columns = 0;
+  return plan;
+}
+
+bool shifted_window_pays(const PhaseProblem& p, bool input_gradient) {
+  // With 3 width taps a stage's window feeds too few wgmmas (0.85-0.87x on the wide
+  // k3 layers, 1.02x on 61); the stride-1 input gradients measured 0.82-0.94x.
+  return !input_gradient && p.dim[2].residue[0].taps >= 5;
+}
+
+}  // namespace ct3d::cuda

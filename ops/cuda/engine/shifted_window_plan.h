@@ -1,0 +1,62 @@
+// The shifted-window GEMM (wgmma_shifted_window_kernel.cuh) for stride-1 problems:
+// output channels on wgmma's M (64 per block), output positions on N. A stride-1
+// convolution over the staged grid is a sum of shifted GEMMs,
+//   out[c][column] = sum over taps t of W_t[c][:] * staged[:][column + shift(t)],
+// where a column is a position of one (sample, depth) plane in the staged grid's
+// pitch (column = qh * line pitch + qw) and shift(t) is one constant offset per tap.
+// So a block's columns read one contiguous window of staged rows per (depth tap,
+// height tap), and each width tap is the same window one row further: its operand is
+// the same shared memory at a descriptor 16 bytes on. Columns past the output's width
+// are computed and not stored.
+//
+// The staged grid is compact (quad_staging.h): consecutive lines share one zero gap
+// (line pitch = width + the larger of the two width halos) and so do consecutive
+// lines of a plane (lines per plane = height + the larger height halo). A tap that
+// reads past a line's end lands in the gap before the next line's data; so without
+// padding every column is an output.
+#pragma once
+
+#include <cstdint>
+
+namespace ct3d::cuda {
+
+struct PhaseProblem;
+
+constexpr int kWindowBlockChannels = 64;  // wgmma M: output channels of a block
+// wgmma N of one compute warpgroup, the shapes the kernel is built for.
+constexpr int kWindowColumnChoices[] = {96, 128, 144, 160};
+
+struct ShiftedWindowPlan {
+  int columns = 0;        // wgmma N of a compute warpgroup; 0: the plan does not apply
+  int block_columns = 0;  // 2 * columns: both compute warpgroups
+  int plane_columns = 0;  // target height x staged width: the columns of one plane
+  int column_blocks = 0;  // blocks per (sample, depth) plane
+  int window_rows = 0;    // rows one stage copies per quad plane: block columns + width span
+  int window_pitch = 0;   // window_rows rounded up to 8: the planes' spacing in a stage
+  int min_width_shift = 0;
+  int line_pitch = 0;       // staged rows per line: width + the larger width halo
+  int plane_lines = 0;      // lines per depth plane: height + the larger height halo
+  int64_t plane_pitch = 0;  // line_pitch * plane_lines
+  int64_t origin = 0;       // staged row of input position (0, 0, 0)
+  int64_t plane_rows = 0;   // rows of one staged quad plane: every window stays inside
+  int depth_planes = 0;     // staged depth: depth plus both halos
+  int slots = 0;
+  int stage_bytes = 0;   // 4 quad planes x window_pitch x 16 bytes + the taps' weights
+  int flush_stages = 0;  // stages per accumulator chain (at most 128 k)
+  // The launch's tiles (set per chunk of samples by the launch).
+  int channel_blocks = 0;  // target channel blocks of 64 per group
+  int64_t groups = 0, samples = 0;
+  int64_t tiles = 0;  // groups x samples x depth x channel blocks x column blocks
+};
+
+// Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
+// blocks of 64 target channels of which at least 48 are used, at most 16 width taps,
+// at least 3 stages in shared memory, 32-bit plane sizes), and its plan. Returns a plan
+// with columns 0 where it does not apply.
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p);
+
+// Where the shifted-window GEMM measured faster than the other wgmma mainloops
+// (docs/KERNEL_LOG.md, s1): the forward with at least 5 width taps.
+bool shifted_window_pays(const PhaseProblem& p, bool input_gradient);
+
+}  // namespace ct3d::cuda

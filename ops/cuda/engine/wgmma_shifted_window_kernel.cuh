@@ -1,0 +1,247 @@
+// The shifted-window GEMM (shifted_window_plan.h): stride-1 problems with output
+// channels on wgmma's M and output positions on N, both operands in shared memory.
+// A tile: 64 target channels x 2 * kN columns of one (sample, depth) plane;
+// warpgroup 0 loads, warpgroups 1 and 2 each compute kN of the columns. The grid is
+// persistent (a block per multiprocessor walks tiles gridDim.x apart), so the loader
+// fills the next tile's stages while the compute warpgroups store the last one.
+//
+// A pipeline stage is (depth tap, height tap, 8-channel k-step): one thread
+// bulk-copies the window of staged rows (quad_staging.h: 2 quads x hi, lo) and the
+// packed weights of every width tap (wgmma_weight_layout.h, hi and lo of the k-step).
+// Width tap tw reads the same window at a descriptor shifted by its row offset, so
+// the mainloop has no gather and no split: per tap, three wgmmas (lo*hi, hi*lo,
+// hi*hi, small terms first; hi*hi alone for exact operands) with A = the weights and
+// B = the window. The chain is added into a float32 total every flush_stages
+// stages (at most 128 k), as in the other wgmma mainloops.
+#pragma once
+
+#include "ops/cuda/engine/hopper_ptx.cuh"
+#include "ops/cuda/engine/implicit_gemm_layout.cuh"
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/shifted_window_plan.h"
+#include "ops/cuda/engine/wgmma_instructions.cuh"
+#include "ops/cuda/engine/wgmma_split_products.cuh"
+
+namespace ct3d::cuda {
+
+template <int kColumns, bool kExact>
+struct ShiftedWindowConfig {
+  static constexpr int kN = kColumns;
+  static constexpr bool kExactOperands = kExact;
+  static constexpr int kThreads = 384;
+  static constexpr int kComputeThreads = 256;
+  static constexpr int kMaxSlots = 8;
+  // Registers after setmaxnreg: 128 x 56 + 256 x 224 <= 64 K.
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kComputeRegisters = 224;
+  // Per width tap in a stage: the k-step's packed weights, hi then lo.
+  static constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 4;
+  static constexpr int kTapBytes = 2 * kTapWeightBytes;
+};
+
+// Tile `index`: column block fastest, then channel block (tiles that read the same
+// windows run together), plane (sample, depth), group.
+struct WindowTile {
+  int64_t n, group;
+  int qd, channel0, column0;
+};
+
+__device__ __forceinline__ WindowTile window_tile(const PhaseProblem& p,
+                                                  const ShiftedWindowPlan& plan, int64_t index) {
+  WindowTile tile;
+  tile.column0 = static_cast<int>(index % plan.column_blocks) * plan.block_columns;
+  index /= plan.column_blocks;
+  tile.channel0 = static_cast<int>(index % plan.channel_blocks) * kWindowBlockChannels;
+  index /= plan.channel_blocks;
+  const int64_t planes = plan.samples * p.dim[0].max_positions;
+  const int64_t plane = index % planes;
+  tile.group = index / planes;
+  tile.qd = static_cast<int>(plane % p.dim[0].max_positions);
+  tile.n = plane / p.dim[0].max_positions;
+  return tile;
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_shifted_window_kernel(const __grid_constant__ PhaseProblem p,
+                                const ShiftedWindowPlan plan, const float* __restrict__ planes,
+                                const float* __restrict__ packed_weight,
+                                const float* __restrict__ bias, float* __restrict__ output) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kN = Cfg::kN;
+  using Mma = WgmmaShared<kN>;
+  extern __shared__ __align__(1024) float shared[];
+  __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
+  const int tid = threadIdx.x;
+  const int slots = plan.slots;
+  const uint32_t shared_base = shared_address(shared);
+  const uint32_t full0 = shared_address(&barriers[0]);
+  const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
+  if (tid == 0) {
+    for (int s = 0; s < slots; ++s) {
+      mbarrier_init(full0 + 8 * s, 1);
+      mbarrier_init(empty0 + 8 * s, Cfg::kComputeThreads);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  const ResidueParams& rd = p.dim[0].residue[0];
+  const ResidueParams& rh = p.dim[1].residue[0];
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const int chunks = p.cin_padded / 16;
+  const int k_steps = 2 * chunks;
+  const int stages = rd.taps * rh.taps * k_steps;
+  const uint32_t quad_bytes = 16 * plan.window_pitch;  // one quad plane's window
+  const uint32_t window_bytes = 4 * quad_bytes;
+
+  if (tid < 128) {
+    release_registers<Cfg::kProducerRegisters>();
+    if (tid != 0) return;
+    const int64_t plane_floats = 4 * plan.plane_rows;
+    const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
+    const uint32_t expected = 4 * 16 * plan.window_rows + rw.taps * Cfg::kTapBytes;
+    int it = 0;  // stages issued by this block, over all its tiles
+    for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
+      const WindowTile tile = window_tile(p, plan, index);
+      const float* chunk_planes =
+          planes + (tile.n * plan.groups + tile.group) * chunks * 8 * plane_floats;
+      const int64_t first_row =
+          plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
+      const float* weights = packed_weight + tile.group * p.packed_group_stride +
+                             tile.channel0 * kWeightFloatsPerChannel;
+      int td = 0, th = 0, k_step = 0;
+      for (int stage_index = 0; stage_index < stages; ++stage_index, ++it) {
+        const int slot = it % slots;
+        mbarrier_wait(empty0 + 8 * slot, ((it / slots) & 1) ^ 1);
+        const uint32_t stage = shared_base + slot * plan.stage_bytes;
+        const uint32_t full = full0 + 8 * slot;
+        mbarrier_arrive_expect_bytes(full, expected);
+        const int64_t row = first_row + (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
+                            (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
+        const int chunk = k_step >> 1, s = k_step & 1;
+        // Quads 2s and 2s + 1 of the chunk (the k-step's two halves), hi and lo each.
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int quad = 2 * s + (i >> 1), part = i & 1;
+          const float* source =
+              chunk_planes + ((chunk * 4 + quad) * 2 + part) * plane_floats + 4 * row;
+          bulk_copy(stage + i * quad_bytes, source, 16 * plan.window_rows, full);
+        }
+        const int64_t tap_dh =
+            (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
+        for (int tw = 0; tw < rw.taps; ++tw) {
+          const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
+          const float* hi = weights + (tap * chunks + chunk) * weight_chunk_step +
+                            s * (kWindowBlockChannels / 8) * 64;
+          const uint32_t destination = stage + window_bytes + tw * Cfg::kTapBytes;
+          bulk_copy(destination, hi, Cfg::kTapWeightBytes, full);
+          bulk_copy(destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
+                    Cfg::kTapWeightBytes, full);
+        }
+        if (++k_step == k_steps) {
+          k_step = 0;
+          if (++th == rh.taps) {
+            th = 0;
+            ++td;
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  claim_registers<Cfg::kComputeRegisters>();
+  const int ctid = tid - 128;
+  const int warpgroup = ctid >> 7;
+  const int lane = ctid & 31, warp = (ctid >> 5) & 3;
+  const int g = lane >> 2, t = lane & 3;
+  // The chain restarts with the accumulate flag off rather than with zeroed
+  // registers: only wgmmas write acc, so ptxas does not wait for them to drain at
+  // the loop's back edge (it did, C7517, when the flush zeroed acc).
+  float acc[1][Mma::kAccumulators], total[1][Mma::kAccumulators];
+  int it = 0;  // stages consumed by this block, over all its tiles
+  for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
+    const WindowTile tile = window_tile(p, plan, index);
+#pragma unroll
+    for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] = 0.f;
+    int pending_slot = -1, chain_stages = 0;
+    for (int stage_index = 0; stage_index < stages; ++stage_index, ++it) {
+      const int slot = it % slots;
+      mbarrier_wait(full0 + 8 * slot, (it / slots) & 1);
+      const uint32_t stage = shared_base + slot * plan.stage_bytes;
+      const uint32_t columns = stage + 16 * warpgroup * kN;
+      wgmma_fence();
+      int accumulate = chain_stages == 0 ? 0 : 1;
+      for (int tw = 0; tw < rw.taps; ++tw) {
+        const uint32_t shift = 16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
+        const uint32_t weights = stage + window_bytes + tw * Cfg::kTapBytes;
+        const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
+        const uint64_t b_hi = matrix_descriptor(columns + shift, 2 * quad_bytes, 128);
+        if constexpr (!Cfg::kExactOperands) {
+          const uint64_t a_lo = matrix_descriptor(weights + Cfg::kTapWeightBytes, 128, 256);
+          const uint64_t b_lo =
+              matrix_descriptor(columns + quad_bytes + shift, 2 * quad_bytes, 128);
+          Mma::run(acc[0], a_lo, b_hi, accumulate);
+          accumulate = 1;
+          Mma::run(acc[0], a_hi, b_lo, 1);
+        }
+        Mma::run(acc[0], a_hi, b_hi, accumulate);
+        accumulate = 1;
+      }
+      wgmma_commit();
+      if (++chain_stages == plan.flush_stages || stage_index + 1 == stages) {
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
+        mbarrier_arrive(empty0 + 8 * slot);
+        pending_slot = -1;
+        chain_stages = 0;
+#pragma unroll
+        for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] += acc[0][i];
+      } else {
+        // The previous stage's wgmmas are done: its slot can be refilled.
+        wgmma_wait<1>();
+        if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
+        pending_slot = slot;
+      }
+    }
+    // (The last stage flushed: nothing is in flight. Said again for ptxas, which
+    // otherwise drains the wgmmas at every iteration's exit test.)
+    wgmma_wait<0>();
+
+    // Epilogue, straight from the accumulators: lane (g, t) of warp w holds channels
+    // 16 w + g (+ 8) at columns 8 j + 2 t (+ 1) of its warpgroup's kN.
+    const int line_pitch = plan.line_pitch;
+    const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
+    float* sample = output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int channel = tile.channel0 + 16 * warp + g + 8 * r;
+      if (channel >= p.cout_per_group) continue;
+      const int64_t global_channel = tile.group * p.cout_per_group + channel;
+      const float channel_bias = bias != nullptr ? bias[global_channel] : 0.f;
+      float* row = sample + global_channel * p.output_channel_stride;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+        const int column = tile.column0 + warpgroup * kN + 8 * j + 2 * t;
+        const int qh = column / line_pitch;
+        const int qw = column - qh * line_pitch;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          // Column + e: the next position of the same line, or the start of the next.
+          const int h = qw + e < line_pitch ? qh : qh + 1;
+          const int w = qw + e < line_pitch ? qw + e : 0;
+          if (h < height && w < width) {
+            row[h * p.output_stride[1] + w * p.output_stride[2]] =
+                total[0][4 * j + 2 * r + e] + channel_bias;
+          }
+        }
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace ct3d::cuda

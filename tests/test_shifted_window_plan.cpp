@@ -1,0 +1,129 @@
+// The shifted-window GEMM's plan (ops/cuda/engine/shifted_window_plan.h): where it
+// applies, and that every stage's window of every block stays inside the staged quad
+// planes it is copied from (the kernel's bulk copies have no bounds check).
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "catch.h"
+#include "ops/conv_transpose3d_args.h"
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/shifted_window_plan.h"
+
+namespace {
+
+struct Shape {
+  int64_t cout;
+  std::vector<int64_t> spatial, kernel, stride, padding, output_padding, dilation;
+};
+
+ct3d::cuda::PhaseProblem forward_problem(const Shape& s) {
+  const at::Tensor x = at::zeros({2, 16, s.spatial[0], s.spatial[1], s.spatial[2]});
+  const at::Tensor w = at::zeros({16, s.cout, s.kernel[0], s.kernel[1], s.kernel[2]});
+  const ct3d::ConvGeometry g = ct3d::geometry_of(ct3d::check_conv_transpose3d_args(
+      x, w, std::nullopt, c10::fromIntArrayRefSlow(s.stride), c10::fromIntArrayRefSlow(s.padding),
+      c10::fromIntArrayRefSlow(s.output_padding), c10::SymInt(1),
+      c10::fromIntArrayRefSlow(s.dilation)));
+  const at::Tensor out = at::empty({2, s.cout, g.dim[0].output, g.dim[1].output, g.dim[2].output});
+  return ct3d::cuda::make_phase_problem(ct3d::cuda::forward_gather(g), 16,
+                                        ct3d::cuda::kWindowBlockChannels, out);
+}
+
+}  // namespace
+
+TEST_CASE("the shifted-window plan applies to stride 1 with blocks of 48 to 64 used channels") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0}, two{2, 2, 2};
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({64, {4, 6, 30}, {3, 5, 5}, one, zero, zero, one}))
+            .columns > 0);
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({48, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}))
+            .columns > 0);
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({112, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}))
+            .columns > 0);
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({40, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}))
+            .columns == 0);
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({64, {4, 6, 30}, {3, 3, 3}, two, one, zero, one}))
+            .columns == 0);
+  // 16 width taps leave 2 slots: too few.
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({64, {2, 3, 40}, {1, 1, 16}, one, zero, zero, one}))
+            .columns == 0);
+}
+
+TEST_CASE("every shifted-window read lands on its input position or on a zero") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const Shape shapes[] = {
+      {64, {6, 7, 12}, {3, 5, 5}, one, zero, zero, one},
+      {48, {4, 6, 30}, {3, 3, 3}, one, one, zero, one},
+      {64, {3, 5, 20}, {3, 3, 3}, one, {2, 1, 3}, {1, 0, 1}, {2, 1, 2}},
+      {64, {2, 3, 400}, {2, 2, 3}, one, zero, zero, one},
+      {128, {5, 6, 21}, {3, 3, 5}, one, {1, 1, 2}, zero, one},
+      {64, {1, 1, 1}, {2, 2, 2}, one, zero, zero, one},
+      {64, {2, 3, 40}, {1, 1, 11}, one, zero, zero, one},
+      {64, {3, 4, 9}, {2, 3, 4}, one, {0, 2, 3}, zero, {1, 2, 1}},
+  };
+  for (const Shape& s : shapes) {
+    const ct3d::cuda::PhaseProblem p = forward_problem(s);
+    const ct3d::cuda::ShiftedWindowPlan plan = ct3d::cuda::plan_shifted_window(p);
+    INFO("width " << s.spatial[2] << " kernel " << s.kernel[2] << " cout " << s.cout);
+    REQUIRE(plan.columns > 0);
+    CHECK(plan.slots >= 3);
+    CHECK(plan.column_blocks * plan.block_columns >= plan.plane_columns);
+    CHECK(plan.window_pitch >= plan.window_rows);
+    const ct3d::cuda::ResidueParams* r[3] = {&p.dim[0].residue[0], &p.dim[1].residue[0],
+                                             &p.dim[2].residue[0]};
+    // Where a staged row of the compact grid holds input data: its input position.
+    const auto decode = [&](int64_t row, int (&at)[3]) {
+      const int64_t plane = row / plan.plane_pitch, rest = row % plan.plane_pitch;
+      at[0] = static_cast<int>(plane) - p.halo_low[0];
+      at[1] = static_cast<int>(rest / plan.line_pitch) - p.halo_low[1];
+      at[2] = static_cast<int>(rest % plan.line_pitch) - p.halo_low[2];
+      bool inside = plane < plan.depth_planes;
+      for (int i = 0; i < 3; ++i) inside = inside && at[i] >= 0 && at[i] < p.source_extent[i];
+      return inside;
+    };
+    int64_t low = INT64_MAX, high = INT64_MIN, wrong = 0, reads = 0;
+    for (int qd = 0; qd < p.dim[0].max_positions; ++qd) {
+      for (int block = 0; block < plan.column_blocks; ++block) {
+        const int64_t first = plan.origin + qd * plan.plane_pitch +
+                              int64_t{block} * plan.block_columns + plan.min_width_shift;
+        for (int td = 0; td < r[0]->taps; ++td) {
+          for (int th = 0; th < r[1]->taps; ++th) {
+            const int sd = r[0]->first_shift + td * r[0]->shift_step;
+            const int sh = r[1]->first_shift + th * r[1]->shift_step;
+            const int64_t window = first + sd * plan.plane_pitch + int64_t{sh} * plan.line_pitch;
+            low = std::min(low, window);
+            high = std::max(high, window + plan.window_rows);
+            for (int c = 0; c < plan.block_columns; ++c) {
+              const int column = block * plan.block_columns + c;
+              const int qh = column / plan.line_pitch, qw = column % plan.line_pitch;
+              if (qh >= p.dim[1].max_positions || qw >= p.dim[2].max_positions) continue;
+              for (int tw = 0; tw < r[2]->taps; ++tw) {
+                const int sw = r[2]->first_shift + tw * r[2]->shift_step;
+                const int expected[3] = {qd + sd, qh + sh, qw + sw};
+                bool inside = true;
+                for (int i = 0; i < 3; ++i) {
+                  inside = inside && expected[i] >= 0 && expected[i] < p.source_extent[i];
+                }
+                int at[3];
+                const bool data = decode(window + c + sw - plan.min_width_shift, at);
+                wrong += inside ? !(data && at[0] == expected[0] && at[1] == expected[1] &&
+                                    at[2] == expected[2])
+                                : data;
+                ++reads;
+              }
+            }
+          }
+        }
+      }
+    }
+    CHECK(reads > 0);
+    CHECK(wrong == 0);
+    CHECK(low >= 0);
+    CHECK(high <= plan.plane_rows);
+  }
+}
