@@ -4,7 +4,6 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/implicit_gemm.h"
@@ -69,8 +68,11 @@ void launch_columns(int columns, const GatherProblem& problem, const PhaseProble
     case 128:
       launch(ShiftedWindowConfig<128, kExact>{});
       break;
-    default:
+    case 144:
       launch(ShiftedWindowConfig<144, kExact>{});
+      break;
+    default:
+      launch(ShiftedWindowConfig<160, kExact>{});
       break;
   }
 }
@@ -83,11 +85,7 @@ bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Ten
   const MainloopSwitch choice = mainloop_switch("CT3D_SHIFTED_WINDOW");
   if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
-  // CT3D_WINDOW_HEIGHT_TAPS caps the height taps per stage (a tuning knob for the
-  // benchmarks; unset: as many as fit).
-  const char* height_taps = std::getenv("CT3D_WINDOW_HEIGHT_TAPS");
-  const ShiftedWindowPlan plan =
-      plan_shifted_window(p, height_taps != nullptr ? std::atoi(height_taps) : 0);
+  const ShiftedWindowPlan plan = plan_shifted_window(p);
   if (plan.columns == 0 ||
       (choice == MainloopSwitch::kWherePays && !shifted_window_pays(p, problem.input_gradient))) {
     return false;

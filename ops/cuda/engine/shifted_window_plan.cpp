@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/width_tap_reuse.h"
@@ -26,7 +25,7 @@ int highest_shift(const ResidueParams& r) {
 
 }  // namespace
 
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, int max_height_taps) {
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
   ShiftedWindowPlan plan;
   if (p.phases != 1 || p.uncovered_outputs) return plan;
   for (int i = 0; i < 3; ++i) {
@@ -69,41 +68,18 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, int max_height_taps
   plan.column_blocks =
       static_cast<int>((plane_columns + plan.block_columns - 1) / plan.block_columns);
   plan.min_width_shift = lowest_shift(rw.first_shift, rw.shift_step, rw.taps);
-  // As many height taps per stage as the chain (128 k) and 3 slots allow: each one more
-  // adds a line pitch to the window and kW wgmmas per warpgroup.
-  const int64_t height_step = std::abs(rh.shift_step) * int64_t{plan.line_pitch};
-  const int most = std::min(rh.taps, max_height_taps > 0 ? max_height_taps : rh.taps);
-  for (int taps = 1; taps <= most && taps * rw.taps <= kMaxWidthTaps; ++taps) {
-    const int64_t rows =
-        plan.block_columns + (taps - 1) * height_step + shift_span(rw.shift_step, rw.taps);
-    const int64_t pitch = (rows + 7) / 8 * 8;
-    const int64_t bytes = 4 * pitch * 16 + int64_t{taps} * rw.taps * kTapWeightBytes;
-    if (kMinSlots * bytes > kPipelineBudgetBytes) break;
-    plan.height_taps_per_stage = taps;
-    plan.window_rows = static_cast<int>(rows);
-    plan.window_pitch = static_cast<int>(pitch);
-    plan.stage_bytes = static_cast<int>(bytes);
-  }
-  if (plan.height_taps_per_stage == 0) {
-    plan.columns = 0;
-    return plan;
-  }
-  plan.height_groups = (rh.taps + plan.height_taps_per_stage - 1) / plan.height_taps_per_stage;
+  plan.window_rows = plan.block_columns + shift_span(rw.shift_step, rw.taps);
+  plan.window_pitch = (plan.window_rows + 7) / 8 * 8;
+  plan.stage_bytes = 4 * plan.window_pitch * 16 + rw.taps * kTapWeightBytes;
   plan.slots = std::min(kMaxSlots, kPipelineBudgetBytes / plan.stage_bytes);
-  plan.flush_stages = kMaxWidthTaps / (plan.height_taps_per_stage * rw.taps);
+  plan.flush_stages = kMaxWidthTaps / rw.taps;
   // The last window of the last plane reads past the staged positions (into columns
   // that are not stored): the quad planes are that much longer.
   plan.origin = p.halo_low[0] * plan.plane_pitch + p.halo_low[1] * plan.line_pitch + p.halo_low[2];
-  int highest_window = INT_MIN;
-  for (int group = 0; group < plan.height_groups; ++group) {
-    highest_window = std::max(highest_window, height_group(rh.first_shift, rh.shift_step, rh.taps,
-                                                           group, plan.height_taps_per_stage)
-                                                  .lowest_shift);
-  }
   const int64_t last_row =
       plan.origin + (p.dim[0].max_positions - 1 + highest_shift(rd)) * plan.plane_pitch +
       static_cast<int64_t>(plan.column_blocks - 1) * plan.block_columns +
-      int64_t{highest_window} * plan.line_pitch + plan.min_width_shift + plan.window_rows - 1;
+      highest_shift(rh) * plan.line_pitch + plan.min_width_shift + plan.window_rows - 1;
   plan.plane_rows = (std::max(plan.depth_planes * plan.plane_pitch, last_row + 1) + 7) / 8 * 8;
   if (plan.slots < kMinSlots || plan.plane_rows >= INT_MAX) plan.columns = 0;
   return plan;

@@ -18,25 +18,20 @@
 
 #include <cstdint>
 
-#include "ops/conv_geometry.h"  // CT3D_HOST_DEVICE
-
 namespace ct3d::cuda {
 
 struct PhaseProblem;
 
 constexpr int kWindowBlockChannels = 64;  // wgmma M: output channels of a block
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
-constexpr int kWindowColumnChoices[] = {96, 128, 144};
+constexpr int kWindowColumnChoices[] = {96, 128, 144, 160};
 
 struct ShiftedWindowPlan {
   int columns = 0;        // wgmma N of a compute warpgroup; 0: the plan does not apply
   int block_columns = 0;  // 2 * columns: both compute warpgroups
   int plane_columns = 0;  // target height x staged width: the columns of one plane
   int column_blocks = 0;  // blocks per (sample, depth) plane
-  // Height taps per stage: their windows, a line pitch apart, are one longer window.
-  int height_taps_per_stage = 0;
-  int height_groups = 0;  // stages per (depth tap, k-step)
-  int window_rows = 0;    // rows one stage copies per quad plane: block columns + spans
+  int window_rows = 0;    // rows one stage copies per quad plane: block columns + width span
   int window_pitch = 0;   // window_rows rounded up to 8: the planes' spacing in a stage
   int min_width_shift = 0;
   int line_pitch = 0;       // staged rows per line: width + the larger width halo
@@ -54,29 +49,11 @@ struct ShiftedWindowPlan {
   int64_t tiles = 0;  // groups x samples x depth x channel blocks x column blocks
 };
 
-// Height taps `group` x per_stage onwards (at most per_stage) of a height residue
-// whose tap t reads shift first_shift + t * shift_step, and the lowest shift among them
-// (where the stage's window starts).
-struct HeightGroup {
-  int first_tap, taps, lowest_shift;
-};
-CT3D_HOST_DEVICE HeightGroup height_group(int first_shift, int shift_step, int taps, int group,
-                                          int per_stage) {
-  HeightGroup g;
-  g.first_tap = group * per_stage;
-  g.taps = taps - g.first_tap < per_stage ? taps - g.first_tap : per_stage;
-  const int first = first_shift + g.first_tap * shift_step;
-  const int last = first + (g.taps - 1) * shift_step;
-  g.lowest_shift = first < last ? first : last;
-  return g;
-}
-
 // Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
 // blocks of 64 target channels of which at least 48 are used, at most 16 width taps,
 // at least 3 stages in shared memory, 32-bit plane sizes), and its plan. Returns a plan
 // with columns 0 where it does not apply.
-// max_height_taps caps the height taps per stage (0: as many as fit).
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, int max_height_taps = 0);
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p);
 
 // Where the shifted-window GEMM measured faster than the other wgmma mainloops
 // (docs/KERNEL_LOG.md, s1): the forward with at least 5 width taps.

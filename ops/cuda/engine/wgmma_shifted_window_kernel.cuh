@@ -5,11 +5,10 @@
 // persistent (a block per multiprocessor walks tiles gridDim.x apart), so the loader
 // fills the next tile's stages while the compute warpgroups store the last one.
 //
-// A pipeline stage is (depth tap, group of height taps, 8-channel k-step): one thread
+// A pipeline stage is (depth tap, height tap, 8-channel k-step): one thread
 // bulk-copies the window of staged rows (quad_staging.h: 2 quads x hi, lo) and the
-// packed weights of every (height, width) tap of the group (wgmma_weight_layout.h, hi
-// and lo of the k-step). Tap (th, tw) reads the same window at a descriptor shifted by
-// its row offset (th line pitches and tw rows on from the lowest), so
+// packed weights of every width tap (wgmma_weight_layout.h, hi and lo of the k-step).
+// Width tap tw reads the same window at a descriptor shifted by its row offset, so
 // the mainloop has no gather and no split: per tap, three wgmmas (lo*hi, hi*lo,
 // hi*hi, small terms first; hi*hi alone for exact operands) with A = the weights and
 // B = the window. The chain is added into a float32 total every flush_stages
@@ -33,13 +32,9 @@ struct ShiftedWindowConfig {
   static constexpr int kThreads = 384;
   static constexpr int kComputeThreads = 256;
   static constexpr int kMaxSlots = 8;
-  // The block starts with 168 registers a thread (64 K / 384); setmaxnreg moves them
-  // from the producer (one thread issuing copies: it spilled at 56) to the compute
-  // warpgroups (accumulators and totals: kN each), and .inc waits for the freed ones.
-  static constexpr int kProducerRegisters = 64;
-  static constexpr int kComputeRegisters = 216;
-  static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
-                "registers the compute warpgroups claim are freed by the producer");
+  // Registers after setmaxnreg: 128 x 56 + 256 x 224 <= 64 K.
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kComputeRegisters = 224;
   // Per width tap in a stage: the k-step's packed weights, hi then lo.
   static constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 4;
   static constexpr int kTapBytes = 2 * kTapWeightBytes;
@@ -97,7 +92,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const ResidueParams& rw = p.dim[2].residue[0];
   const int chunks = p.cin_padded / 16;
   const int k_steps = 2 * chunks;
-  const int stages = rd.taps * plan.height_groups * k_steps;
+  const int stages = rd.taps * rh.taps * k_steps;
   const uint32_t quad_bytes = 16 * plan.window_pitch;  // one quad plane's window
   const uint32_t window_bytes = 4 * quad_bytes;
 
@@ -106,6 +101,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (tid != 0) return;
     const int64_t plane_floats = 4 * plan.plane_rows;
     const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
+    const uint32_t expected = 4 * 16 * plan.window_rows + rw.taps * Cfg::kTapBytes;
     int it = 0;  // stages issued by this block, over all its tiles
     for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
       const WindowTile tile = window_tile(p, plan, index);
@@ -115,18 +111,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
       const float* weights = packed_weight + tile.group * p.packed_group_stride +
                              tile.channel0 * kWeightFloatsPerChannel;
-      int td = 0, group = 0, k_step = 0;
+      int td = 0, th = 0, k_step = 0;
       for (int stage_index = 0; stage_index < stages; ++stage_index, ++it) {
         const int slot = it % slots;
         mbarrier_wait(empty0 + 8 * slot, ((it / slots) & 1) ^ 1);
         const uint32_t stage = shared_base + slot * plan.stage_bytes;
         const uint32_t full = full0 + 8 * slot;
-        const HeightGroup heights =
-            height_group(rh.first_shift, rh.shift_step, rh.taps, group, plan.height_taps_per_stage);
-        mbarrier_arrive_expect_bytes(
-            full, 4 * 16 * plan.window_rows + heights.taps * rw.taps * Cfg::kTapBytes);
+        mbarrier_arrive_expect_bytes(full, expected);
         const int64_t row = first_row + (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
-                            int64_t{heights.lowest_shift} * plan.line_pitch;
+                            (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
         const int chunk = k_step >> 1, s = k_step & 1;
         // Quads 2s and 2s + 1 of the chunk (the k-step's two halves), hi and lo each.
 #pragma unroll
@@ -136,23 +129,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               chunk_planes + ((chunk * 4 + quad) * 2 + part) * plane_floats + 4 * row;
           bulk_copy(stage + i * quad_bytes, source, 16 * plan.window_rows, full);
         }
-        uint32_t destination = stage + window_bytes;
-        for (int th = 0; th < heights.taps; ++th) {
-          const int64_t tap_dh = (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap +
-                                 (heights.first_tap + th) * rh.tap_step;
-          for (int tw = 0; tw < rw.taps; ++tw, destination += Cfg::kTapBytes) {
-            const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
-            const float* hi = weights + (tap * chunks + chunk) * weight_chunk_step +
-                              s * (kWindowBlockChannels / 8) * 64;
-            bulk_copy(destination, hi, Cfg::kTapWeightBytes, full);
-            bulk_copy(destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
-                      Cfg::kTapWeightBytes, full);
-          }
+        const int64_t tap_dh =
+            (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
+        for (int tw = 0; tw < rw.taps; ++tw) {
+          const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
+          const float* hi = weights + (tap * chunks + chunk) * weight_chunk_step +
+                            s * (kWindowBlockChannels / 8) * 64;
+          const uint32_t destination = stage + window_bytes + tw * Cfg::kTapBytes;
+          bulk_copy(destination, hi, Cfg::kTapWeightBytes, full);
+          bulk_copy(destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
+                    Cfg::kTapWeightBytes, full);
         }
         if (++k_step == k_steps) {
           k_step = 0;
-          if (++group == plan.height_groups) {
-            group = 0;
+          if (++th == rh.taps) {
+            th = 0;
             ++td;
           }
         }
@@ -175,28 +166,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const WindowTile tile = window_tile(p, plan, index);
 #pragma unroll
     for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] = 0.f;
-    int pending_slot = -1, chain_stages = 0, group = 0, k_step = 0;
+    int pending_slot = -1, chain_stages = 0;
     for (int stage_index = 0; stage_index < stages; ++stage_index, ++it) {
       const int slot = it % slots;
       mbarrier_wait(full0 + 8 * slot, (it / slots) & 1);
       const uint32_t stage = shared_base + slot * plan.stage_bytes;
       const uint32_t columns = stage + 16 * warpgroup * kN;
-      const HeightGroup heights =
-          height_group(rh.first_shift, rh.shift_step, rh.taps, group, plan.height_taps_per_stage);
-      if (++k_step == k_steps) {
-        k_step = 0;
-        if (++group == plan.height_groups) group = 0;
-      }
       wgmma_fence();
       int accumulate = chain_stages == 0 ? 0 : 1;
-      for (int tap = 0; tap < heights.taps * rw.taps; ++tap) {
-        // Tap (th, tw): th line pitches and tw rows past the window's lowest shifts.
-        const int th = tap / rw.taps, tw = tap - th * rw.taps;
-        const int line =
-            rh.first_shift + (heights.first_tap + th) * rh.shift_step - heights.lowest_shift;
-        const uint32_t shift = 16 * (line * plan.line_pitch + rw.first_shift + tw * rw.shift_step -
-                                     plan.min_width_shift);
-        const uint32_t weights = stage + window_bytes + tap * Cfg::kTapBytes;
+      for (int tw = 0; tw < rw.taps; ++tw) {
+        const uint32_t shift = 16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
+        const uint32_t weights = stage + window_bytes + tw * Cfg::kTapBytes;
         const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
         const uint64_t b_hi = matrix_descriptor(columns + shift, 2 * quad_bytes, 128);
         if constexpr (!Cfg::kExactOperands) {
