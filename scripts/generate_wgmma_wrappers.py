@@ -28,60 +28,50 @@ struct WgmmaShared;
 """
 
 
-def wrapper(n):
+def specialization(name, n, a_parameter, a_operands, a_inputs):
+    """One wrapper: `name`<n> with A given as a_parameter (a_operands: its PTX operand
+    text from operand number N/2 on; a_inputs: its asm inputs), then B's descriptor and
+    the accumulate flag."""
     regs = n // 2
     acc = ", ".join(f"%{i}" for i in range(regs))
     outputs = ",\n          ".join(
         ", ".join(f'"+f"(d[{i + j}])' for j in range(4)) for i in range(0, regs, 4))
+    a_count = len(a_inputs)
     return f"""
 template <>
-struct Wgmma<{n}> {{
+struct {name}<{n}> {{
   static constexpr int kAccumulators = {regs};
-  static __device__ __forceinline__ void run(float (&d)[{regs}], const uint32_t (&a)[4],
+  static __device__ __forceinline__ void run(float (&d)[{regs}], {a_parameter},
                                              uint64_t b_descriptor, int accumulate) {{
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile(
         "{{\\n"
         ".reg .pred p;\\n"
-        "setp.ne.b32 p, %{regs + 5}, 0;\\n"
+        "setp.ne.b32 p, %{regs + a_count + 1}, 0;\\n"
         "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
         "{{{acc}}}, "
-        "{{%{regs}, %{regs + 1}, %{regs + 2}, %{regs + 3}}}, %{regs + 4}, p, 1, 1;\\n"
+        "{a_operands(regs)}, %{regs + a_count}, p, 1, 1;\\n"
         "}}\\n"
         : {outputs}
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_descriptor), "r"(accumulate));
+        : {", ".join(a_inputs)}, "l"(b_descriptor), "r"(accumulate));
 #endif
   }}
 }};
 """
+
+
+def wrapper(n):
+    """A (TF32) from four registers."""
+    return specialization(
+        "Wgmma", n, "const uint32_t (&a)[4]",
+        lambda r: "{" + ", ".join(f"%{r + i}" for i in range(4)) + "}",
+        [f'"r"(a[{i}])' for i in range(4)])
 
 
 def shared_wrapper(n):
-    regs = n // 2
-    acc = ", ".join(f"%{i}" for i in range(regs))
-    outputs = ",\n          ".join(
-        ", ".join(f'"+f"(d[{i + j}])' for j in range(4)) for i in range(0, regs, 4))
-    return f"""
-template <>
-struct WgmmaShared<{n}> {{
-  static constexpr int kAccumulators = {regs};
-  static __device__ __forceinline__ void run(float (&d)[{regs}], uint64_t a_descriptor,
-                                             uint64_t b_descriptor, int accumulate) {{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile(
-        "{{\\n"
-        ".reg .pred p;\\n"
-        "setp.ne.b32 p, %{regs + 2}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-        "{{{acc}}}, "
-        "%{regs}, %{regs + 1}, p, 1, 1;\\n"
-        "}}\\n"
-        : {outputs}
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(accumulate));
-#endif
-  }}
-}};
-"""
+    """A (TF32) from shared memory, through a descriptor."""
+    return specialization("WgmmaShared", n, "uint64_t a_descriptor", lambda r: f"%{r}",
+                          ['"l"(a_descriptor)'])
 
 
 def main():

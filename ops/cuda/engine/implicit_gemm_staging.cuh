@@ -8,6 +8,7 @@
 #include "ops/cuda/engine/fast_divider.h"
 #include "ops/cuda/engine/implicit_gemm_layout.cuh"
 #include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/staged_grid.cuh"
 
 namespace ct3d::cuda {
 
@@ -17,11 +18,8 @@ constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 thread
 
 // What the staging pass reads and writes, per sample.
 struct StagingShape {
-  int64_t input_positions;   // D * H * W
+  StagedGrid grid;
   int64_t staged_positions;  // D' * H' * W', halos included
-  int source_extent[3];
-  int halo_low[3];
-  FastDivider staged_width, staged_height;  // by W' and H'
   int cin_per_group, cin_padded;
   int padded_channels;             // groups * cin_padded
   FastDivider last_tile_channels;  // by the channels of the last channel tile
@@ -49,25 +47,15 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   const int channel0 = blockIdx.y * kStagingChannels;
   const int channels = min(kStagingChannels, s.padded_channels - channel0);
   const float* sample =
-      input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group * s.input_positions;
+      input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group * s.grid.input_positions;
 
   // Where this thread's staged positions sit in the input (-1: halo or past the end).
   int64_t input_offset[kPositionsPerThread];
 #pragma unroll
   for (int j = 0; j < kPositionsPerThread; ++j) {
-    input_offset[j] = -1;
     const int64_t position = position0 + threadIdx.x + 32 * j;
-    if (position >= s.staged_positions) continue;
-    const uint32_t staged_position = static_cast<uint32_t>(position);
-    const uint32_t line = s.staged_width.divide(staged_position);
-    const int w = static_cast<int>(staged_position - line * s.staged_width.divisor) - s.halo_low[2];
-    const uint32_t plane = s.staged_height.divide(line);
-    const int h = static_cast<int>(line - plane * s.staged_height.divisor) - s.halo_low[1];
-    const int d = static_cast<int>(plane) - s.halo_low[0];
-    if (d >= 0 && d < s.source_extent[0] && h >= 0 && h < s.source_extent[1] && w >= 0 &&
-        w < s.source_extent[2]) {
-      input_offset[j] = (static_cast<int64_t>(d) * s.source_extent[1] + h) * s.source_extent[2] + w;
-    }
+    input_offset[j] =
+        position < s.staged_positions ? s.grid.source_offset(static_cast<uint32_t>(position)) : -1;
   }
 #pragma unroll
   for (int i0 = 0; i0 < kStagingChannels; i0 += kStagingRows) {
@@ -76,7 +64,7 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     const int padded_channel = channel0 + i;
     const int group = padded_channel / s.cin_padded;
     const int channel = padded_channel - group * s.cin_padded;
-    const float* plane = sample + (group * s.cin_per_group + channel) * s.input_positions;
+    const float* plane = sample + (group * s.cin_per_group + channel) * s.grid.input_positions;
 #pragma unroll
     for (int j = 0; j < kPositionsPerThread; ++j) {
       float value = 0.f;

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "ops/cuda/engine/fast_divider.h"
 #include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"  // split_tf32
 #include "ops/cuda/engine/quad_staging.h"
+#include "ops/cuda/engine/staged_grid.cuh"
 
 namespace ct3d::cuda {
 namespace {
@@ -13,12 +13,9 @@ namespace {
 constexpr int kThreads = 256;
 
 struct QuadStagingShape {
-  int64_t input_positions;  // D * H * W
-  int staged_positions;     // D' * H' * W'
+  StagedGrid grid;
+  int staged_positions;  // D' * H' * W'
   int plane_rows;
-  int source_extent[3];
-  int halo_low[3];
-  FastDivider staged_width, staged_height;
   int cin_per_group;
   int quads_per_group;  // padded channels per group / 4
 };
@@ -35,26 +32,18 @@ __global__ void __launch_bounds__(kThreads)
   const int quad_in_group = blockIdx.y - group * s.quads_per_group;
   // Quad j of chunk c: channels 16 c + j + 4 e.
   const int first_channel = (quad_in_group >> 2) * 16 + (quad_in_group & 3);
-  int64_t offset = -1;
-  if (position < s.staged_positions) {
-    const uint32_t line = s.staged_width.divide(static_cast<uint32_t>(position));
-    const int w = position - static_cast<int>(line * s.staged_width.divisor) - s.halo_low[2];
-    const uint32_t plane = s.staged_height.divide(line);
-    const int h = static_cast<int>(line - plane * s.staged_height.divisor) - s.halo_low[1];
-    const int d = static_cast<int>(plane) - s.halo_low[0];
-    if (d >= 0 && d < s.source_extent[0] && h >= 0 && h < s.source_extent[1] && w >= 0 &&
-        w < s.source_extent[2]) {
-      offset = (static_cast<int64_t>(d) * s.source_extent[1] + h) * s.source_extent[2] + w;
-    }
-  }
+  const int64_t offset =
+      position < s.staged_positions ? s.grid.source_offset(static_cast<uint32_t>(position)) : -1;
   const int64_t groups = gridDim.y / s.quads_per_group;
-  const float* sample = input + (blockIdx.z * groups + group) * s.cin_per_group * s.input_positions;
+  const float* sample =
+      input + (blockIdx.z * groups + group) * s.cin_per_group * s.grid.input_positions;
   float v[4];
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
     const int channel = first_channel + 4 * e;
-    v[e] = offset >= 0 && channel < s.cin_per_group ? sample[channel * s.input_positions + offset]
-                                                    : 0.f;
+    v[e] = offset >= 0 && channel < s.cin_per_group
+               ? sample[channel * s.grid.input_positions + offset]
+               : 0.f;
   }
   uint32_t hi[4], lo[4];
   split_tf32(make_float4(v[0], v[1], v[2], v[3]), hi, lo);
@@ -78,20 +67,15 @@ at::Tensor stage_split_quads(const StagedLayout& layout, int64_t plane_rows,
                         plane_rows >= layout.staged_positions() && plane_rows < INT32_MAX);
   const int64_t batch = source.size(0);
   QuadStagingShape shape{};
-  shape.input_positions = layout.extent[0] * layout.extent[1] * layout.extent[2];
+  shape.grid = staged_grid(layout);
   shape.staged_positions = static_cast<int>(layout.staged_positions());
   shape.plane_rows = static_cast<int>(plane_rows);
-  for (int i = 0; i < 3; ++i) {
-    shape.source_extent[i] = static_cast<int>(layout.extent[i]);
-    shape.halo_low[i] = static_cast<int>(layout.halo_low[i]);
-  }
-  shape.staged_width = FastDivider(static_cast<uint32_t>(layout.staged_extent[2]));
-  shape.staged_height = FastDivider(static_cast<uint32_t>(layout.staged_extent[1]));
   shape.cin_per_group = static_cast<int>(layout.channels_per_group);
   shape.quads_per_group = static_cast<int>(layout.padded_channels_per_group / 4);
   const int64_t sample_floats = quad_planes_floats(layout, plane_rows);
   at::Tensor planes = at::empty({batch * sample_floats}, source.options());
-  const int64_t source_sample = layout.groups * layout.channels_per_group * shape.input_positions;
+  const int64_t source_sample =
+      layout.groups * layout.channels_per_group * shape.grid.input_positions;
   const int64_t quads = layout.padded_channels() / 4;
   TORCH_INTERNAL_ASSERT(quads <= 65535);
   constexpr int64_t kMaxGridZ = 65535;

@@ -80,14 +80,8 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
                                cudaStream_t stream, double* channel_sums) {
   const int64_t batch = source.size(0);
   StagingShape shape{};
-  shape.input_positions = layout.extent[0] * layout.extent[1] * layout.extent[2];
+  shape.grid = staged_grid(layout);
   shape.staged_positions = layout.staged_positions();
-  for (int i = 0; i < 3; ++i) {
-    shape.source_extent[i] = static_cast<int>(layout.extent[i]);
-    shape.halo_low[i] = static_cast<int>(layout.halo_low[i]);
-  }
-  shape.staged_width = FastDivider(static_cast<uint32_t>(layout.staged_extent[2]));
-  shape.staged_height = FastDivider(static_cast<uint32_t>(layout.staged_extent[1]));
   shape.cin_per_group = static_cast<int>(layout.channels_per_group);
   shape.cin_padded = static_cast<int>(layout.padded_channels_per_group);
   shape.padded_channels = static_cast<int>(layout.padded_channels());
@@ -95,7 +89,8 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
   shape.last_tile_channels = FastDivider(last_tile == 0 ? kStagingChannels : last_tile);
   const int64_t sample_floats = shape.staged_positions * shape.padded_channels;
   at::Tensor staged = at::empty({batch * sample_floats}, source.options());
-  const int64_t source_sample = layout.groups * layout.channels_per_group * shape.input_positions;
+  const int64_t source_sample =
+      layout.groups * layout.channels_per_group * shape.grid.input_positions;
   const dim3 block(32, kStagingRows);
   constexpr int64_t kMaxGridZ = 65535;
   for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
