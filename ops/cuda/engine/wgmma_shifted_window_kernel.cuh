@@ -32,9 +32,12 @@ struct ShiftedWindowConfig {
   static constexpr int kThreads = 384;
   static constexpr int kComputeThreads = 256;
   static constexpr int kMaxSlots = 8;
-  // Registers after setmaxnreg: 128 x 56 + 256 x 224 <= 64 K.
+  // The block starts with 168 registers a thread (64 K / 384); setmaxnreg moves them
+  // from the producer warpgroup to the compute ones, whose .inc waits for them.
   static constexpr int kProducerRegisters = 56;
   static constexpr int kComputeRegisters = 224;
+  static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
+                "the compute warpgroups claim only registers the producer frees");
   // Per width tap in a stage: the k-step's packed weights, hi then lo.
   static constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 4;
   static constexpr int kTapBytes = 2 * kTapWeightBytes;
