@@ -37,6 +37,8 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
   // Blocks of 64 target channels, at most a quarter of them padding.
   const int used = p.cout_per_group % kWindowBlockChannels;
   if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < 48)) return plan;
+  // The quad staging grid has a row of blocks per quad of padded channels (65535).
+  if (p.staged_stride[2] / 4 > 65535) return plan;
   const ResidueParams& rd = p.dim[0].residue[0];
   const ResidueParams& rh = p.dim[1].residue[0];
   const ResidueParams& rw = p.dim[2].residue[0];
