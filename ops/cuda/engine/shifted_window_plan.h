@@ -52,8 +52,7 @@ struct ShiftedWindowPlan {
 // Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
 // blocks of 64 target channels of which at least 48 are used, at most 16 width taps,
 // at least 3 stages in shared memory, 32-bit plane sizes, at most 262140 padded
-// channels), and its plan. Returns a plan
-// with columns 0 where it does not apply.
+// channels), and its plan. Returns a plan with columns 0 where it does not apply.
 ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p);
 
 // Where the shifted-window GEMM measured faster than the other wgmma mainloops
