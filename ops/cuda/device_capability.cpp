@@ -38,6 +38,7 @@ int capability_cap() {
 constexpr int kMaxDevices = 64;
 std::mutex answers_mutex;
 int capabilities[kMaxDevices] = {};                         // 0: not asked yet
+int multiprocessors[kMaxDevices] = {};                      // 0: not asked yet
 std::map<std::pair<const void*, int>, bool> kernel_images;  // (kernel, device) -> has code
 
 }  // namespace
@@ -79,10 +80,14 @@ void check_kernel_image(const void* kernel, const char* what) {
 }
 
 int multiprocessor_count() {
-  int multiprocessors = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount,
-                                        c10::cuda::current_device()));
-  return multiprocessors;
+  const int device = c10::cuda::current_device();
+  TORCH_INTERNAL_ASSERT(device >= 0 && device < kMaxDevices);
+  std::lock_guard<std::mutex> lock(answers_mutex);
+  if (multiprocessors[device] == 0) {
+    C10_CUDA_CHECK(
+        cudaDeviceGetAttribute(&multiprocessors[device], cudaDevAttrMultiProcessorCount, device));
+  }
+  return multiprocessors[device];
 }
 
 }  // namespace ct3d::cuda

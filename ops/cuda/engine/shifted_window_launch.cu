@@ -34,17 +34,18 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
   const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
+  const int multiprocessors = multiprocessor_count();
+  ShiftedWindowPlan chunk_plan = plan;
+  chunk_plan.channel_blocks = p.cout_padded / kWindowBlockChannels;
+  chunk_plan.groups = problem.groups;
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
     const at::Tensor planes =
         stage_split_quads(layout, plan.plane_rows, source.narrow(0, n0, samples), stream);
-    ShiftedWindowPlan chunk_plan = plan;
-    chunk_plan.channel_blocks = p.cout_padded / kWindowBlockChannels;
-    chunk_plan.groups = problem.groups;
     chunk_plan.samples = samples;
     chunk_plan.tiles = problem.groups * samples * p.dim[0].max_positions *
                        chunk_plan.channel_blocks * plan.column_blocks;
-    const int64_t blocks = std::min<int64_t>(chunk_plan.tiles, multiprocessor_count());
+    const int64_t blocks = std::min<int64_t>(chunk_plan.tiles, multiprocessors);
     kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, shared_bytes, stream>>>(
         p, chunk_plan, planes.const_data_ptr<float>(), packed.const_data_ptr<float>(), bias_data,
         output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);

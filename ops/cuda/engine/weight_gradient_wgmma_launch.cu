@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
@@ -183,26 +184,28 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
                          const at::Tensor& input, const at::Tensor& grad_output,
                          at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
                          const StagedChunkHook& after_chunk) {
+  // Launches the configuration of `channels` input channels and `m_tiles` m-tiles.
+  const auto run = [&](auto channels, auto m_tiles) {
+    launch_config<decltype(channels)::value, decltype(m_tiles)::value, kExact>(
+        plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+  };
+  using Three = std::integral_constant<int, 3>;
+  using Two = std::integral_constant<int, 2>;
   switch (launch.channels) {
     case 16:
-      launch_config<16, 3, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                                   after_chunk);
+      run(std::integral_constant<int, 16>{}, Three{});
       break;
     case 24:
-      launch_config<24, 3, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                                   after_chunk);
+      run(std::integral_constant<int, 24>{}, Three{});
       break;
     case 32:
-      launch_config<32, 3, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                                   after_chunk);
+      run(std::integral_constant<int, 32>{}, Three{});
       break;
     case 48:
-      launch_config<48, 2, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                                   after_chunk);
+      run(std::integral_constant<int, 48>{}, Two{});
       break;
     default:
-      launch_config<64, 2, kExact>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                                   after_chunk);
+      run(std::integral_constant<int, 64>{}, Two{});
       break;
   }
 }
