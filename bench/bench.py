@@ -31,9 +31,9 @@ from torch import nn
 
 import ct3d
 from problems import PROBLEMS, BY_NUMBER
-from wide_layers import WIDE_LAYERS
+from wide_layers import NARROW_LAYERS, WIDE_LAYERS
 
-ALL_PROBLEMS = {**BY_NUMBER, **{p.number: p for p in WIDE_LAYERS}}
+ALL_PROBLEMS = {**BY_NUMBER, **{p.number: p for p in WIDE_LAYERS + NARROW_LAYERS}}
 
 
 def median_ms(fn, inputs, warmup, reps):
@@ -200,11 +200,13 @@ def run_all(args, run_problem_fn, progress):
 
 
 def problem_numbers(spec):
-    """'level1', 'wide', or a comma-separated list of problem numbers."""
+    """'level1', 'wide', 'narrow', or a comma-separated list of problem numbers."""
     if spec == "level1":
         return [p.number for p in PROBLEMS]
     if spec == "wide":
         return [p.number for p in WIDE_LAYERS]
+    if spec == "narrow":
+        return [p.number for p in NARROW_LAYERS]
     return [int(n) for n in spec.split(",")]
 
 
@@ -221,7 +223,7 @@ def timed_on_and_off(variable, fn, inputs, warmup, reps):
 
 def ab_arguments(switch=None):
     """The on/off benchmarks' arguments (ab_*.py) and the problems they name: 'level1',
-    'wide' and problem numbers, comma-separated. With `switch`, a --switch option
+    'wide', 'narrow' and problem numbers, comma-separated. With `switch`, a --switch option
     (the environment variable to turn on and off) defaulting to it."""
     parser = argparse.ArgumentParser()
     if switch:
@@ -234,7 +236,7 @@ def ab_arguments(switch=None):
     chosen = []
     for part in args.problems.split(","):
         chosen += (PROBLEMS if part == "level1" else WIDE_LAYERS if part == "wide"
-                   else [ALL_PROBLEMS[int(part)]])
+                   else NARROW_LAYERS if part == "narrow" else [ALL_PROBLEMS[int(part)]])
     return args, chosen
 
 

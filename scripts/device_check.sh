@@ -11,7 +11,7 @@
 # to torch's own kernels, which ship no PTX.)
 # CT3D_SANITIZE=1 adds compute-sanitizer memcheck and racecheck (scripts/sanitize.sh).
 # CT3D_BENCH="forward training" picks the benchmarks (default: both; also "wide",
-# "half", "reuse", "window", "wgrad", "none"). $OUT brings back only a few files: the tables print last.
+# "narrow", "half", "reuse", "window", "taprows", "wgrad", "none"). $OUT brings back only a few files: the tables print last.
 set -uo pipefail
 OUT=${OUT:-$PWD/device_out}
 mkdir -p "$OUT"
@@ -49,11 +49,14 @@ for bench in ${CT3D_BENCH:-forward training}; do
     forward) python3 bench/bench.py --out "$LOGS" 2>&1 | tee "$LOGS/bench.log" ;;
     training) python3 bench/bench_training.py --out "$LOGS" 2>&1 | tee "$LOGS/training.log" ;;
     wide) python3 bench/bench.py --problems wide --name wide --out "$LOGS" 2>&1 | tee "$LOGS/wide.log" ;;
+    narrow) python3 bench/bench.py --problems narrow --name narrow --out "$LOGS" 2>&1 | tee "$LOGS/narrow.log" ;;
     # Width-tap reuse / the shifted-window GEMM on and off, forward and input gradient
     # (bench/ab_forward_mainloop.py).
     reuse) python3 bench/ab_forward_mainloop.py --out "$LOGS" 2>&1 | tee "$LOGS/ab_width_reuse.log" ;;
     window) python3 bench/ab_forward_mainloop.py --switch CT3D_SHIFTED_WINDOW --out "$LOGS" 2>&1 \
       | tee "$LOGS/ab_shifted_window.log" ;;
+    taprows) python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70,narrow \
+      --out "$LOGS" 2>&1 | tee "$LOGS/ab_tap_rows.log" ;;
     # The weight gradient on wgmma and on mma.sync (bench/ab_wgrad_wgmma.py).
     wgrad) python3 bench/ab_wgrad_wgmma.py --out "$LOGS" 2>&1 | tee "$LOGS/ab_wgrad_wgmma.log" ;;
     # float16 and bfloat16 forward, float16 step (few repetitions: the tables, not the noise).

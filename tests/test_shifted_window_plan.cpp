@@ -1,14 +1,17 @@
-// The shifted-window GEMM's plan (ops/cuda/engine/shifted_window_plan.h): where it
-// applies, and that every stage's window of every block stays inside the staged quad
-// planes it is copied from (the kernel's bulk copies have no bounds check).
+// The shifted-window GEMM's plans (ops/cuda/engine/shifted_window_plan.h and its
+// tap-rows form, tap_rows_plan.h): where they apply, and that every stage's window of
+// every block stays inside the staged quad planes it is copied from (the kernels' bulk
+// copies have no bounds check).
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "catch.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/shifted_window_plan.h"
+#include "ops/cuda/engine/tap_rows_plan.h"
 
 namespace {
 
@@ -125,5 +128,66 @@ TEST_CASE("every shifted-window read lands on its input position or on a zero") 
     CHECK(wrong == 0);
     CHECK(low >= 0);
     CHECK(high <= plan.plane_rows);
+  }
+}
+
+TEST_CASE("the tap-rows plan applies to stride 1 with at most 128 (width tap, channel) rows") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0}, two{2, 2, 2};
+  const auto plan = [](const Shape& s) { return ct3d::cuda::plan_tap_rows(forward_problem(s)); };
+  const ct3d::cuda::TapRowsPlan l1_58 = plan({16, {4, 6, 64}, {3, 5, 7}, one, zero, zero, one});
+  CHECK(l1_58.window.columns > 0);
+  CHECK(l1_58.halves == 2);
+  CHECK(l1_58.rows_used == 112);
+  const ct3d::cuda::TapRowsPlan five = plan({5, {4, 6, 30}, {3, 3, 3}, one, one, zero, one});
+  CHECK(five.window.columns > 0);
+  CHECK(five.halves == 1);
+  CHECK(five.channel_pitch == 8);
+  CHECK(plan({48, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}).window.columns == 0);
+  CHECK(plan({16, {4, 6, 30}, {3, 3, 1}, one, zero, zero, one}).window.columns == 0);
+  CHECK(plan({16, {4, 6, 30}, {3, 3, 3}, two, one, zero, one}).window.columns == 0);
+}
+
+TEST_CASE("every tap-rows block's windows stay inside the planes and cover the plane") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const Shape shapes[] = {
+      {16, {6, 7, 64}, {3, 5, 7}, one, zero, zero, one},
+      {5, {3, 4, 50}, {2, 3, 7}, one, {0, 1, 2}, zero, one},
+      {12, {3, 5, 20}, {3, 3, 3}, one, {2, 1, 3}, {1, 0, 1}, {2, 1, 2}},
+      {8, {2, 3, 40}, {1, 1, 16}, one, zero, zero, one},
+      {16, {1, 1, 1}, {2, 2, 2}, one, zero, zero, one},
+  };
+  for (const Shape& s : shapes) {
+    const ct3d::cuda::PhaseProblem p = forward_problem(s);
+    const ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p);
+    const ct3d::cuda::ShiftedWindowPlan& w = plan.window;
+    INFO("width " << s.spatial[2] << " kernel " << s.kernel[2] << " cout " << s.cout);
+    REQUIRE(w.columns > 0);
+    CHECK(w.slots >= 3);
+    CHECK(plan.shared_bytes <= 224 * 1024);
+    CHECK(plan.rows_used <= 64 * plan.halves);
+    CHECK(int64_t{w.column_blocks} * w.column_step >= w.plane_columns);
+    // An output column j of a block reads window rows j + shift(tw) - min shift.
+    const ct3d::cuda::ResidueParams& rw = p.dim[2].residue[0];
+    const int span = (rw.taps - 1) * std::abs(rw.shift_step);
+    CHECK(w.column_step + span == w.window_rows);
+    const ct3d::cuda::ResidueParams& rd = p.dim[0].residue[0];
+    const ct3d::cuda::ResidueParams& rh = p.dim[1].residue[0];
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (int qd = 0; qd < p.dim[0].max_positions; ++qd) {
+      for (int block = 0; block < w.column_blocks; ++block) {
+        for (int td = 0; td < rd.taps; ++td) {
+          for (int th = 0; th < rh.taps; ++th) {
+            const int64_t window = w.origin + qd * w.plane_pitch + int64_t{block} * w.column_step +
+                                   w.min_width_shift +
+                                   (rd.first_shift + td * rd.shift_step) * w.plane_pitch +
+                                   int64_t{rh.first_shift + th * rh.shift_step} * w.line_pitch;
+            low = std::min(low, window);
+            high = std::max(high, window + w.window_rows);
+          }
+        }
+      }
+    }
+    CHECK(low >= 0);
+    CHECK(high <= w.plane_rows);
   }
 }

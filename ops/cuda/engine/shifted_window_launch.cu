@@ -8,11 +8,11 @@
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/mainloop_switch.h"
-#include "ops/cuda/engine/quad_staging.h"
 #include "ops/cuda/engine/shifted_window.h"
 #include "ops/cuda/engine/weight_packing.h"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_shifted_window_kernel.cuh"
+#include "ops/cuda/engine/window_chunks.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -22,13 +22,6 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
                    const ShiftedWindowPlan& plan, const at::Tensor& source,
                    const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
                    cudaStream_t stream, int64_t staging_budget_floats) {
-  // The compact grid (shifted_window_plan.h): staged extents of plan's pitches.
-  StagedLayout layout = gather_staged_layout(problem);
-  layout.staged_extent[1] = plan.plane_lines;
-  layout.staged_extent[2] = plan.line_pitch;
-  const int64_t batch = output.size(0);
-  const int64_t chunk = staging_chunk_samples(quad_planes_floats(layout, plan.plane_rows),
-                                              staging_budget_floats, batch);
   const int shared_bytes = plan.slots * plan.stage_bytes;
   auto kernel = wgmma_shifted_window_kernel<Cfg>;
   C10_CUDA_CHECK(
@@ -38,19 +31,18 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
   ShiftedWindowPlan chunk_plan = plan;
   chunk_plan.channel_blocks = p.cout_padded / kWindowBlockChannels;
   chunk_plan.groups = problem.groups;
-  for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
-    const int64_t samples = std::min(chunk, batch - n0);
-    const at::Tensor planes =
-        stage_split_quads(layout, plan.plane_rows, source.narrow(0, n0, samples), stream);
-    chunk_plan.samples = samples;
-    chunk_plan.tiles = problem.groups * samples * p.dim[0].max_positions *
-                       chunk_plan.channel_blocks * plan.column_blocks;
-    const int64_t blocks = std::min<int64_t>(chunk_plan.tiles, multiprocessors);
-    kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, shared_bytes, stream>>>(
-        p, chunk_plan, planes.const_data_ptr<float>(), packed.const_data_ptr<float>(), bias_data,
-        output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  for_each_window_chunk(
+      problem, plan, source, stream, staging_budget_floats,
+      [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
+        chunk_plan.samples = samples;
+        chunk_plan.tiles = problem.groups * samples * p.dim[0].max_positions *
+                           chunk_plan.channel_blocks * plan.column_blocks;
+        const int64_t blocks = std::min<int64_t>(chunk_plan.tiles, multiprocessors);
+        kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, shared_bytes, stream>>>(
+            p, chunk_plan, planes.const_data_ptr<float>(), packed.const_data_ptr<float>(),
+            bias_data, output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
 }
 
 template <bool kExact>

@@ -25,25 +25,16 @@ int highest_shift(const ResidueParams& r) {
 
 }  // namespace
 
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
-  ShiftedWindowPlan plan;
-  if (p.phases != 1 || p.uncovered_outputs) return plan;
+bool plan_compact_grid(const PhaseProblem& p, ShiftedWindowPlan& plan) {
+  if (p.phases != 1 || p.uncovered_outputs) return false;
   for (int i = 0; i < 3; ++i) {
     if (p.dim[i].stride != 1 || p.dim[i].residue[0].taps == 0 ||
         p.row_stride[i] != p.staged_stride[i]) {
-      return plan;
+      return false;
     }
   }
-  // Blocks of 64 target channels, at most a quarter of them padding.
-  const int used = p.cout_per_group % kWindowBlockChannels;
-  if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < 48)) return plan;
   // The quad staging grid has a row of blocks per quad of padded channels (65535).
-  if (p.staged_stride[2] / 4 > 65535) return plan;
-  const ResidueParams& rd = p.dim[0].residue[0];
-  const ResidueParams& rh = p.dim[1].residue[0];
-  const ResidueParams& rw = p.dim[2].residue[0];
-  if (rw.taps > kMaxWidthTaps) return plan;
-
+  if (p.staged_stride[2] / 4 > 65535 || p.dim[2].residue[0].taps > kMaxWidthTaps) return false;
   // The compact grid: one zero gap between lines, and between a plane's lines.
   const auto compact = [&](int i) {
     const int high = p.staged_extent[i] - p.source_extent[i] - p.halo_low[i];
@@ -54,11 +45,38 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
   plan.depth_planes = p.staged_extent[0];
   plan.plane_pitch = static_cast<int64_t>(plan.plane_lines) * plan.line_pitch;
   const int64_t plane_columns = static_cast<int64_t>(p.dim[1].max_positions) * plan.line_pitch;
-  if (plane_columns >= INT_MAX / 2) return plan;
+  if (plane_columns >= INT_MAX / 2) return false;
+  plan.plane_columns = static_cast<int>(plane_columns);
+  plan.origin = p.halo_low[0] * plan.plane_pitch + p.halo_low[1] * plan.line_pitch + p.halo_low[2];
+  plan.min_width_shift = lowest_shift(p.dim[2].residue[0].first_shift,
+                                      p.dim[2].residue[0].shift_step, p.dim[2].residue[0].taps);
+  return true;
+}
+
+bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan) {
+  // The last window of the last plane reads past the staged positions (into columns
+  // that are not stored): the quad planes are that much longer.
+  const int64_t last_row =
+      plan.origin +
+      (p.dim[0].max_positions - 1 + highest_shift(p.dim[0].residue[0])) * plan.plane_pitch +
+      static_cast<int64_t>(plan.column_blocks - 1) * plan.column_step +
+      highest_shift(p.dim[1].residue[0]) * plan.line_pitch + plan.min_width_shift +
+      plan.window_rows - 1;
+  plan.plane_rows = (std::max(plan.depth_planes * plan.plane_pitch, last_row + 1) + 7) / 8 * 8;
+  return plan.plane_rows < INT_MAX;
+}
+
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
+  ShiftedWindowPlan plan;
+  // Blocks of 64 target channels, at most a quarter of them padding.
+  const int used = p.cout_per_group % kWindowBlockChannels;
+  if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < 48)) return plan;
+  if (!plan_compact_grid(p, plan)) return plan;
+  const ResidueParams& rw = p.dim[2].residue[0];
   // The fewest columns computed per plane, counting each block's fixed cost.
   int64_t best_cost = INT64_MAX;
   for (const int columns : kWindowColumnChoices) {
-    const int64_t blocks = (plane_columns + 2 * columns - 1) / (2 * columns);
+    const int64_t blocks = (plan.plane_columns + 2 * columns - 1) / (2 * columns);
     const int64_t cost = blocks * (2 * columns + kBlockOverheadColumns);
     if (cost <= best_cost) {
       best_cost = cost;
@@ -66,24 +84,14 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
     }
   }
   plan.block_columns = 2 * plan.columns;
-  plan.plane_columns = static_cast<int>(plane_columns);
-  plan.column_blocks =
-      static_cast<int>((plane_columns + plan.block_columns - 1) / plan.block_columns);
-  plan.min_width_shift = lowest_shift(rw.first_shift, rw.shift_step, rw.taps);
+  plan.column_step = plan.block_columns;
+  plan.column_blocks = (plan.plane_columns + plan.block_columns - 1) / plan.block_columns;
   plan.window_rows = plan.block_columns + shift_span(rw.shift_step, rw.taps);
   plan.window_pitch = (plan.window_rows + 7) / 8 * 8;
   plan.stage_bytes = 4 * plan.window_pitch * 16 + rw.taps * kTapWeightBytes;
   plan.slots = std::min(kMaxSlots, kPipelineBudgetBytes / plan.stage_bytes);
   plan.flush_stages = kMaxWidthTaps / rw.taps;
-  // The last window of the last plane reads past the staged positions (into columns
-  // that are not stored): the quad planes are that much longer.
-  plan.origin = p.halo_low[0] * plan.plane_pitch + p.halo_low[1] * plan.line_pitch + p.halo_low[2];
-  const int64_t last_row =
-      plan.origin + (p.dim[0].max_positions - 1 + highest_shift(rd)) * plan.plane_pitch +
-      static_cast<int64_t>(plan.column_blocks - 1) * plan.block_columns +
-      highest_shift(rh) * plan.line_pitch + plan.min_width_shift + plan.window_rows - 1;
-  plan.plane_rows = (std::max(plan.depth_planes * plan.plane_pitch, last_row + 1) + 7) / 8 * 8;
-  if (plan.slots < kMinSlots || plan.plane_rows >= INT_MAX) plan.columns = 0;
+  if (plan.slots < kMinSlots || !plan_plane_rows(p, plan)) plan.columns = 0;
   return plan;
 }
 

@@ -29,6 +29,7 @@ constexpr int kWindowColumnChoices[] = {96, 128, 144, 160};
 struct ShiftedWindowPlan {
   int columns = 0;        // wgmma N of a compute warpgroup; 0: the plan does not apply
   int block_columns = 0;  // 2 * columns: both compute warpgroups
+  int column_step = 0;    // columns from one block's first output to the next's
   int plane_columns = 0;  // target height x staged width: the columns of one plane
   int column_blocks = 0;  // blocks per (sample, depth) plane
   int window_rows = 0;    // rows one stage copies per quad plane: block columns + width span
@@ -54,6 +55,15 @@ struct ShiftedWindowPlan {
 // at least 3 stages in shared memory, 32-bit plane sizes, at most 262140 padded
 // channels), and its plan. Returns a plan with columns 0 where it does not apply.
 ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p);
+
+// The parts both shifted-window forms (this one and tap_rows_plan.h) share.
+// plan_compact_grid: the checks (one stride-1 phase, 32-bit plane sizes, the quad
+// staging grid's 65535 quads, at most 16 width taps) and the compact grid's pitches
+// and origin; false where a check fails. plan_plane_rows: the quad planes' length,
+// from the blocks' columns (column_blocks, column_step, min_width_shift, window_rows),
+// so that every window stays inside them; false where it passes 32 bits.
+bool plan_compact_grid(const PhaseProblem& p, ShiftedWindowPlan& plan);
+bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan);
 
 // Where the shifted-window GEMM measured faster than the other wgmma mainloops
 // (docs/KERNEL_LOG.md, s1): the forward with at least 5 width taps.

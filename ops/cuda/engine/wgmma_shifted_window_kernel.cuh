@@ -20,6 +20,7 @@
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/ptx_helpers.cuh"
 #include "ops/cuda/engine/shifted_window_plan.h"
+#include "ops/cuda/engine/shifted_window_stage.cuh"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
 #include "ops/cuda/engine/wgmma_split_products.cuh"
 
@@ -42,28 +43,6 @@ struct ShiftedWindowConfig {
   static constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 4;
   static constexpr int kTapBytes = 2 * kTapWeightBytes;
 };
-
-// Tile `index`: column block fastest, then channel block (tiles that read the same
-// windows run together), plane (sample, depth), group.
-struct WindowTile {
-  int64_t n, group;
-  int qd, channel0, column0;
-};
-
-__device__ __forceinline__ WindowTile window_tile(const PhaseProblem& p,
-                                                  const ShiftedWindowPlan& plan, int64_t index) {
-  WindowTile tile;
-  tile.column0 = static_cast<int>(index % plan.column_blocks) * plan.block_columns;
-  index /= plan.column_blocks;
-  tile.channel0 = static_cast<int>(index % plan.channel_blocks) * kWindowBlockChannels;
-  index /= plan.channel_blocks;
-  const int64_t planes = plan.samples * p.dim[0].max_positions;
-  const int64_t plane = index % planes;
-  tile.group = index / planes;
-  tile.qd = static_cast<int>(plane % p.dim[0].max_positions);
-  tile.n = plane / p.dim[0].max_positions;
-  return tile;
-}
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -102,55 +81,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (tid != 0) return;
-    const int64_t plane_floats = 4 * plan.plane_rows;
     const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
-    const uint32_t expected = 4 * 16 * plan.window_rows + rw.taps * Cfg::kTapBytes;
-    int it = 0;  // stages issued by this block, over all its tiles
+    RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
       const WindowTile tile = window_tile(p, plan, index);
-      const float* chunk_planes =
-          planes + (tile.n * plan.groups + tile.group) * chunks * 8 * plane_floats;
-      const int64_t first_row =
-          plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
       const float* weights = packed_weight + tile.group * p.packed_group_stride +
                              tile.channel0 * kWeightFloatsPerChannel;
-      int td = 0, th = 0, k_step = 0;
-      for (int stage_index = 0; stage_index < stages; ++stage_index, ++it) {
-        const int slot = it % slots;
-        mbarrier_wait(empty0 + 8 * slot, ((it / slots) & 1) ^ 1);
-        const uint32_t stage = shared_base + slot * plan.stage_bytes;
-        const uint32_t full = full0 + 8 * slot;
-        mbarrier_arrive_expect_bytes(full, expected);
-        const int64_t row = first_row + (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
-                            (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
+      // The packed weights of every width tap, hi and lo of the k-step.
+      const auto copy_weights = [&](uint32_t destination, int, int td, int th, int k_step,
+                                    uint32_t full) {
         const int chunk = k_step >> 1, s = k_step & 1;
-        // Quads 2s and 2s + 1 of the chunk (the k-step's two halves), hi and lo each.
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int quad = 2 * s + (i >> 1), part = i & 1;
-          const float* source =
-              chunk_planes + ((chunk * 4 + quad) * 2 + part) * plane_floats + 4 * row;
-          bulk_copy(stage + i * quad_bytes, source, 16 * plan.window_rows, full);
-        }
         const int64_t tap_dh =
             (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
         for (int tw = 0; tw < rw.taps; ++tw) {
           const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
           const float* hi = weights + (tap * chunks + chunk) * weight_chunk_step +
                             s * (kWindowBlockChannels / 8) * 64;
-          const uint32_t destination = stage + window_bytes + tw * Cfg::kTapBytes;
-          bulk_copy(destination, hi, Cfg::kTapWeightBytes, full);
-          bulk_copy(destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
+          const uint32_t tap_destination = destination + tw * Cfg::kTapBytes;
+          bulk_copy(tap_destination, hi, Cfg::kTapWeightBytes, full);
+          bulk_copy(tap_destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
                     Cfg::kTapWeightBytes, full);
         }
-        if (++k_step == k_steps) {
-          k_step = 0;
-          if (++th == rh.taps) {
-            th = 0;
-            ++td;
-          }
-        }
-      }
+      };
+      produce_window_stages<1>(p, plan, tile, planes, shared_base, full0, empty0,
+                               rw.taps * Cfg::kTapBytes, ring, copy_weights);
     }
     return;
   }

@@ -1,0 +1,21 @@
+// The tap-rows form of the shifted-window GEMM's launch (tap_rows_plan.h): stride-1
+// problems whose groups have few target channels, on Hopper.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+
+namespace ct3d::cuda {
+
+// Runs the problem (groups folded `fold` at a time; arguments as launch_implicit_gemm)
+// on the tap-rows form where it applies and pays (tap_rows_pays) and returns true;
+// returns false, having done nothing, where it does not (not sm_90a, folded groups,
+// not stride 1, more than 128 rows of (width tap, channel)). CT3D_TAP_ROWS=0 turns
+// it off, =1 runs it wherever it applies.
+bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& source,
+                     const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                     cudaStream_t stream, int64_t staging_budget_floats);
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,163 @@
+// Host side of the tap-rows form (wgmma_tap_rows_kernel.cuh): the plan, the weights
+// packed in (width tap, channel) rows, the source staged as split quad planes a chunk
+// of samples at a time, and the launch.
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+
+#include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/implicit_gemm_layout.cuh"
+#include "ops/cuda/engine/mainloop_switch.h"
+#include "ops/cuda/engine/tap_rows.h"
+#include "ops/cuda/engine/wgmma_available.h"
+#include "ops/cuda/engine/wgmma_tap_rows_kernel.cuh"
+#include "ops/cuda/engine/window_chunks.h"
+
+namespace ct3d::cuda {
+namespace {
+
+struct TapRowsPacking {
+  WeightLayout layout;
+  int cin_per_group, cout_per_group, chunks, kernel_h, kernel_w;
+  int rows;           // 64 x halves: the M rows of a stage
+  int channel_pitch;  // rows per width tap
+  ResidueParams rd, rh, rw;
+};
+
+// The weights as the kernel's stages read them: [group][depth tap][height tap]
+// [k-step][hi, lo][rows][8] with row = width tap * channel_pitch + target channel,
+// each k-step's rows as wgmma's K-major core matrices (8 rows x 4 values; the k-step's
+// two halves 128 bytes apart, 8-row groups 256 bytes apart) in the quad planes' K
+// order (input channel 4 e + 2 s + half of the chunk, wgmma_weight_layout.h). Zero in
+// the padding rows and channels. Run on every call: the weights may change.
+__global__ void pack_tap_row_weights_kernel(const float* __restrict__ weight,
+                                            float* __restrict__ packed, int64_t total,
+                                            const TapRowsPacking s) {
+  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
+       index += int64_t(gridDim.x) * blockDim.x) {
+    const int e = static_cast<int>(index & 3);
+    const int row_in_group = static_cast<int>((index >> 2) & 7);
+    const int half = static_cast<int>((index >> 5) & 1);
+    int64_t rest = index >> 6;
+    const int row = static_cast<int>(rest % (s.rows / 8)) * 8 + row_in_group;
+    rest /= s.rows / 8;
+    const bool lo_part = rest & 1;
+    rest >>= 1;
+    const int k_step = static_cast<int>(rest % (2 * s.chunks));
+    rest /= 2 * s.chunks;
+    const int th = static_cast<int>(rest % s.rh.taps);
+    rest /= s.rh.taps;
+    const int td = static_cast<int>(rest % s.rd.taps);
+    const int64_t group = rest / s.rd.taps;
+    const int tw = row / s.channel_pitch, channel = row % s.channel_pitch;
+    const int in_channel = (k_step >> 1) * 16 + 4 * e + 2 * (k_step & 1) + half;
+    float value = 0.f;
+    if (tw < s.rw.taps && channel < s.cout_per_group && in_channel < s.cin_per_group) {
+      const int64_t tap = ((s.rd.first_tap + td * s.rd.tap_step) * int64_t{s.kernel_h} +
+                           s.rh.first_tap + th * s.rh.tap_step) *
+                              s.kernel_w +
+                          s.rw.first_tap + tw * s.rw.tap_step;
+      value = weight[group * s.layout.group_stride + in_channel * s.layout.reduce_stride +
+                     channel * s.layout.target_stride + tap];
+    }
+    const float value_hi = round_to_tf32(value);
+    packed[index] = lo_part ? value - value_hi : value_hi;
+  }
+}
+
+at::Tensor pack_tap_row_weights(const GatherProblem& problem, const PhaseProblem& p,
+                                const TapRowsPlan& plan, const at::Tensor& weight,
+                                cudaStream_t stream) {
+  TapRowsPacking s{};
+  s.layout = problem.weight;
+  s.cin_per_group = p.cin_per_group;
+  s.cout_per_group = p.cout_per_group;
+  s.chunks = p.cin_padded / 16;
+  s.kernel_h = p.kernel_h;
+  s.kernel_w = p.kernel_w;
+  s.rows = 64 * plan.halves;
+  s.channel_pitch = plan.channel_pitch;
+  s.rd = p.dim[0].residue[0];
+  s.rh = p.dim[1].residue[0];
+  s.rw = p.dim[2].residue[0];
+  const int64_t total =
+      problem.groups * s.rd.taps * s.rh.taps * 2 * s.chunks * 2 * int64_t{s.rows} * 8;
+  at::Tensor packed = at::empty({total}, weight.options());
+  constexpr int kPackThreads = 256;
+  const int64_t blocks = std::min<int64_t>((total + kPackThreads - 1) / kPackThreads, 4096);
+  pack_tap_row_weights_kernel<<<blocks, kPackThreads, 0, stream>>>(
+      weight.const_data_ptr<float>(), packed.mutable_data_ptr<float>(), total, s);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return packed;
+}
+
+template <class Cfg>
+void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const TapRowsPlan& plan,
+                   const at::Tensor& source, const at::Tensor& packed, const at::Tensor& bias,
+                   at::Tensor& output, cudaStream_t stream, int64_t staging_budget_floats) {
+  auto kernel = wgmma_tap_rows_kernel<Cfg>;
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
+  const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
+  const int multiprocessors = multiprocessor_count();
+  TapRowsPlan chunk_plan = plan;
+  chunk_plan.window.channel_blocks = 1;
+  chunk_plan.window.groups = problem.groups;
+  for_each_window_chunk(
+      problem, plan.window, source, stream, staging_budget_floats,
+      [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
+        chunk_plan.window.samples = samples;
+        chunk_plan.window.tiles =
+            problem.groups * samples * p.dim[0].max_positions * plan.window.column_blocks;
+        const int64_t blocks = std::min<int64_t>(chunk_plan.window.tiles, multiprocessors);
+        kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
+            p, chunk_plan, planes.const_data_ptr<float>(), packed.const_data_ptr<float>(),
+            bias_data, output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
+}
+
+template <bool kExact>
+void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
+                          const TapRowsPlan& plan, const at::Tensor& source,
+                          const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
+                          cudaStream_t stream, int64_t staging_budget_floats) {
+  const auto launch = [&](auto config) {
+    launch_chunks<decltype(config)>(problem, p, plan, source, packed, bias, output, stream,
+                                    staging_budget_floats);
+  };
+  const bool wide = plan.window.columns == 160;
+  if (plan.halves == 2) {
+    wide ? launch(TapRowsConfig<160, 2, kExact>{}) : launch(TapRowsConfig<128, 2, kExact>{});
+  } else {
+    wide ? launch(TapRowsConfig<160, 1, kExact>{}) : launch(TapRowsConfig<128, 1, kExact>{});
+  }
+}
+
+}  // namespace
+
+bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& source,
+                     const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                     cudaStream_t stream, int64_t staging_budget_floats) {
+  const MainloopSwitch choice = mainloop_switch("CT3D_TAP_ROWS");
+  if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, 8, output);
+  const TapRowsPlan plan = plan_tap_rows(p);
+  if (plan.window.columns == 0 ||
+      (choice == MainloopSwitch::kWherePays && !tap_rows_pays(p, plan, problem.input_gradient))) {
+    return false;
+  }
+  const at::Tensor packed = pack_tap_row_weights(problem, p, plan, weight, stream);
+  if (problem.operands_exact_in_tf32) {
+    launch_configuration<true>(problem, p, plan, source, packed, bias, output, stream,
+                               staging_budget_floats);
+  } else {
+    launch_configuration<false>(problem, p, plan, source, packed, bias, output, stream,
+                                staging_budget_floats);
+  }
+  return true;
+}
+
+}  // namespace ct3d::cuda

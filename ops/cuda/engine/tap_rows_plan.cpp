@@ -1,0 +1,78 @@
+#include "ops/cuda/engine/tap_rows_plan.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/width_tap_reuse.h"
+
+namespace ct3d::cuda {
+namespace {
+
+// Dynamic shared memory for the slots and the epilogue's partial sums (the block's
+// 227 KB less the barriers).
+constexpr int kSharedBudgetBytes = 224 * 1024;
+constexpr int kMinSlots = 3;
+constexpr int kMaxSlots = 8;
+// A k-step's weights: 64 rows per half x 8 channels, hi and lo.
+constexpr int kHalfWeightBytes = 64 * 8 * 4 * 2;
+// The chain is flushed every 128 k: 16 k-steps.
+constexpr int kFlushSteps = 16;
+// Per-block cost of a column block in columns: the pipeline's fill and the epilogue.
+constexpr int kBlockOverheadColumns = 32;
+
+}  // namespace
+
+TapRowsPlan plan_tap_rows(const PhaseProblem& p) {
+  TapRowsPlan plan;
+  ShiftedWindowPlan& window = plan.window;
+  if (!plan_compact_grid(p, window)) return plan;
+  const ResidueParams& rw = p.dim[2].residue[0];
+  plan.channel_pitch = (p.cout_per_group + 7) / 8 * 8;
+  plan.rows_used = rw.taps * plan.channel_pitch;
+  if (rw.taps < 2 || plan.rows_used > 128) return plan;
+  plan.halves = plan.rows_used > 64 ? 2 : 1;
+  const int span = shift_span(rw.shift_step, rw.taps);
+  // The fewest columns computed per plane, counting each block's fixed cost, among the
+  // choices whose pipeline keeps kMinSlots slots beside the epilogue's partial sums.
+  int64_t best_cost = INT64_MAX;
+  for (const int columns : kTapRowsColumnChoices) {
+    const int block = 2 * columns / plan.halves;
+    const int outputs = block - span;
+    // A pitch of 8 mod 32 floats: the accumulators' float2 stores are free of bank
+    // conflicts (each half-warp's 4 rows x 4 column pairs cover the 32 banks).
+    const int epilogue_pitch = block + 8;
+    const int epilogue_bytes = plan.rows_used * epilogue_pitch * 4;
+    const int stage_bytes =
+        tap_rows_stage_steps(plan.halves) * (4 * block * 16 + plan.halves * kHalfWeightBytes);
+    const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
+    if (outputs < block / 2 || slots < kMinSlots) continue;
+    const int64_t blocks = (window.plane_columns + outputs - 1) / outputs;
+    const int64_t cost = blocks * (block + kBlockOverheadColumns);
+    if (cost > best_cost) continue;
+    best_cost = cost;
+    window.columns = columns;
+    window.block_columns = block;
+    window.column_step = outputs;
+    window.column_blocks = static_cast<int>(blocks);
+    window.window_rows = block;
+    window.window_pitch = block;
+    window.stage_bytes = stage_bytes;
+    window.slots = slots;
+    plan.epilogue_pitch = epilogue_pitch;
+    plan.epilogue_offset = slots * stage_bytes;
+    plan.shared_bytes = plan.epilogue_offset + epilogue_bytes;
+  }
+  window.flush_stages = kFlushSteps / tap_rows_stage_steps(plan.halves);
+  if (window.columns > 0 && !plan_plane_rows(p, window)) window.columns = 0;
+  return plan;
+}
+
+bool tap_rows_pays(const PhaseProblem&, const TapRowsPlan&, bool input_gradient) {
+  // Every stride-1 forward it applies to measured at least as fast as the other
+  // mainloops (docs/KERNEL_LOG.md, s4: 1.00-1.64x, L1-58 1.55x), even with 24 of 64
+  // M rows used; the input gradients it applies to measured 1.00-1.02x.
+  return !input_gradient;
+}
+
+}  // namespace ct3d::cuda

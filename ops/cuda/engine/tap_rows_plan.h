@@ -1,0 +1,49 @@
+// The tap-rows form of the shifted-window GEMM (wgmma_tap_rows_kernel.cuh), for
+// stride-1 problems whose groups have too few target channels to fill wgmma's 64
+// M rows (shifted_window_plan.h needs at least 48). Its M rows are (width tap, target
+// channel) pairs, so the width taps fill M instead of each being a shifted read of the
+// window:
+//   partial[tw][c][column] = sum over depth and height taps of W_(td,th,tw)[c][:] *
+//                            staged[:][column + shift(td, th)],
+//   out[c][column] = sum over tw of partial[tw][c][column + width shift(tw)],
+// the second sum in the epilogue, through shared memory. Every wgmma reads the
+// window as it lies; a block's window of block_columns columns yields block_columns
+// minus the width span outputs (column_step), so neighbouring blocks' windows overlap
+// by the span.
+#pragma once
+
+#include "ops/cuda/engine/shifted_window_plan.h"
+
+namespace ct3d::cuda {
+
+// 8-channel k-steps per pipeline stage: one per 64-row half, so that a stage holds
+// six wgmmas either way (docs/KERNEL_LOG.md, s4: with two halves, a whole chunk per
+// stage took 58 from 1.03 to 0.94 ms; with one, the blocks' twice wider windows left
+// 3 slots and lost 7-40 %).
+constexpr int tap_rows_stage_steps(int halves) { return halves; }
+// wgmma N of one compute warpgroup, the shapes the kernel is built for.
+constexpr int kTapRowsColumnChoices[] = {128, 160};
+
+struct TapRowsPlan {
+  // The window, grid and tile fields as the shifted-window GEMM's: block_columns is
+  // the window a block reads, column_step the outputs it stores, channel_blocks 1.
+  // window.columns 0: the plan does not apply.
+  ShiftedWindowPlan window;
+  int channel_pitch = 0;  // M rows per width tap: target channels rounded up to 8
+  int rows_used = 0;      // width taps x channel_pitch
+  // M rows in 64-row halves: 1, each compute warpgroup half the block's columns; 2,
+  // both the same columns, warpgroup h the rows of half h.
+  int halves = 0;
+  int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
+  int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
+  int shared_bytes = 0;
+};
+
+// Whether the tap-rows form applies (the shifted-window GEMM's grid checks, 2 to 16
+// width taps, at most 128 rows of (width tap, channel)), and its plan.
+TapRowsPlan plan_tap_rows(const PhaseProblem& p);
+
+// Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4).
+bool tap_rows_pays(const PhaseProblem& p, const TapRowsPlan& plan, bool input_gradient);
+
+}  // namespace ct3d::cuda

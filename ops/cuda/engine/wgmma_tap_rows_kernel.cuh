@@ -1,0 +1,207 @@
+// The tap-rows form of the shifted-window GEMM (tap_rows_plan.h): M rows are
+// (width tap, target channel) pairs, output positions on N, both operands in shared
+// memory. Warpgroup 0 loads; warpgroups 1 and 2 compute, either each half of the
+// block's columns with all its rows (one 64-row half) or both the same columns with
+// one 64-row half each. A stage (depth tap, height tap, and one 8-channel k-step per
+// half) is the window (4 bulk copies per k-step, as the shifted-window GEMM's) and one
+// bulk copy of its weights, packed in (width tap, channel) rows (tap_rows_launch.cu).
+// Per k-step a warpgroup runs three wgmmas (lo*hi, hi*lo, hi*hi; hi*hi alone for exact
+// operands), the chain added into a float32 total every flush_stages stages. The
+// epilogue writes the partial sums to shared memory and adds each output's width
+// taps from there. Persistent grid, as the shifted-window GEMM's.
+#pragma once
+
+#include "ops/cuda/engine/hopper_ptx.cuh"
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/shifted_window_stage.cuh"
+#include "ops/cuda/engine/tap_rows_plan.h"
+#include "ops/cuda/engine/wgmma_instructions.cuh"
+#include "ops/cuda/engine/wgmma_split_products.cuh"
+
+namespace ct3d::cuda {
+
+template <int kColumns, int kHalves, bool kExact>
+struct TapRowsConfig {
+  static constexpr int kN = kColumns;
+  static constexpr int kMHalves = kHalves;
+  static constexpr bool kExactOperands = kExact;
+  static constexpr int kThreads = 384;
+  static constexpr int kComputeThreads = 256;
+  static constexpr int kMaxSlots = 8;
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kComputeRegisters = 224;
+  static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
+                "the compute warpgroups claim only registers the producer frees");
+  static constexpr int kStageSteps = tap_rows_stage_steps(kHalves);
+  // A k-step's weights: 64 rows per half x 8 channels, hi then lo.
+  static constexpr int kWeightPartBytes = 64 * kHalves * 8 * 4;
+  static constexpr int kWeightBytes = 2 * kWeightPartBytes;
+};
+
+// The epilogue: the warpgroup's partial sums (rows 64 * half + 16 w + g (+ 8) at
+// columns column_offset + 8 j + 2 t (+ 1) for lane (g, t) of warp w) into shared
+// memory, then each output the sum of its width taps' partials.
+template <class Cfg, int kAccumulators>
+__device__ __forceinline__ void store_tap_rows_tile(const PhaseProblem& p, const TapRowsPlan& plan,
+                                                    const WindowTile& tile,
+                                                    const float (&total)[kAccumulators],
+                                                    float* partials, int half, int column_offset,
+                                                    const float* __restrict__ bias,
+                                                    float* __restrict__ output) {
+  const int ctid = threadIdx.x - 128;
+  const int lane = ctid & 31, warp = (ctid >> 5) & 3;
+  const int g = lane >> 2, t = lane & 3;
+  const int pitch = plan.epilogue_pitch;
+  // Both compute warpgroups are done reading the last tile's partials.
+  named_barrier_sync(Cfg::kComputeThreads);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = 64 * half + 16 * warp + g + 8 * r;
+    if (row >= plan.rows_used) continue;
+    float* partial_row = partials + row * pitch + column_offset + 2 * t;
+#pragma unroll
+    for (int j = 0; j < Cfg::kN / 8; ++j) {
+      *reinterpret_cast<float2*>(partial_row + 8 * j) =
+          make_float2(total[4 * j + 2 * r], total[4 * j + 2 * r + 1]);
+    }
+  }
+  named_barrier_sync(Cfg::kComputeThreads);
+
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const ShiftedWindowPlan& window = plan.window;
+  // Width tap tw of output column j is partial row tw * channel_pitch + channel at
+  // column j + shift(tw) - min shift: one constant step per tap.
+  const int tap_step = plan.channel_pitch * pitch + rw.shift_step;
+  const int first_tap = rw.first_shift - window.min_width_shift;
+  const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
+  const float* group_bias = bias != nullptr ? bias + tile.group * p.cout_per_group : nullptr;
+  float* tile_output = output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0] +
+                       tile.group * p.cout_per_group * p.output_channel_stride;
+  // A thread per output column, looping over the channels: consecutive threads store
+  // consecutive columns of a channel.
+  for (int j = ctid; j < window.column_step; j += Cfg::kComputeThreads) {
+    const int column = tile.column0 + j;
+    const int h = column / window.line_pitch, w = column - h * window.line_pitch;
+    if (h >= height || w >= width) continue;
+    float* out = tile_output + h * p.output_stride[1] + w * p.output_stride[2];
+    const float* partial = partials + j + first_tap;
+    for (int channel = 0; channel < p.cout_per_group; ++channel) {
+      float sum = group_bias != nullptr ? group_bias[channel] : 0.f;
+      for (int tw = 0; tw < rw.taps; ++tw) sum += partial[tw * tap_step];
+      out[channel * p.output_channel_stride] = sum;
+      partial += pitch;
+    }
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_tap_rows_kernel(const __grid_constant__ PhaseProblem p, const TapRowsPlan plan,
+                          const float* __restrict__ planes, const float* __restrict__ tap_weights,
+                          const float* __restrict__ bias, float* __restrict__ output) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kN = Cfg::kN;
+  using Mma = WgmmaShared<kN>;
+  extern __shared__ __align__(1024) float shared[];
+  __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
+  const ShiftedWindowPlan& window = plan.window;
+  const int tid = threadIdx.x;
+  const int slots = window.slots;
+  const uint32_t shared_base = shared_address(shared);
+  const uint32_t full0 = shared_address(&barriers[0]);
+  const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
+  if (tid == 0) {
+    for (int s = 0; s < slots; ++s) {
+      mbarrier_init(full0 + 8 * s, 1);
+      mbarrier_init(empty0 + 8 * s, Cfg::kComputeThreads);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  const int stages = p.dim[0].residue[0].taps * p.dim[1].residue[0].taps * 2 * (p.cin_padded / 16) /
+                     Cfg::kStageSteps;
+  const uint32_t quad_bytes = 16 * window.window_pitch;  // one quad plane's window
+  const uint32_t window_bytes = Cfg::kStageSteps * 4 * quad_bytes;
+
+  if (tid < 128) {
+    release_registers<Cfg::kProducerRegisters>();
+    if (tid != 0) return;
+    constexpr int kWeightFloats = Cfg::kStageSteps * Cfg::kWeightBytes / 4;
+    RingPosition ring;  // over all the block's tiles
+    for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
+      const WindowTile tile = window_tile(p, window, index);
+      const float* weights = tap_weights + tile.group * stages * kWeightFloats;
+      const auto copy_weights = [&](uint32_t destination, int stage_index, int, int, int,
+                                    uint32_t full) {
+        bulk_copy(destination, weights + stage_index * kWeightFloats, 4 * kWeightFloats, full);
+      };
+      produce_window_stages<Cfg::kStageSteps>(p, window, tile, planes, shared_base, full0, empty0,
+                                              4 * kWeightFloats, ring, copy_weights);
+    }
+    return;
+  }
+
+  claim_registers<Cfg::kComputeRegisters>();
+  const int warpgroup = (tid - 128) >> 7;
+  const int half = Cfg::kMHalves == 2 ? warpgroup : 0;
+  const int column_offset = Cfg::kMHalves == 2 ? 0 : warpgroup * kN;
+  float* partials = shared + plan.epilogue_offset / 4;
+  // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
+  float acc[1][Mma::kAccumulators], total[1][Mma::kAccumulators];
+  RingPosition ring;  // over all the block's tiles
+  for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
+    const WindowTile tile = window_tile(p, window, index);
+#pragma unroll
+    for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] = 0.f;
+    // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
+    // (older, newer) until the wgmmas that read them are done.
+    int older_slot = -1, newer_slot = -1, chain_stages = 0;
+    for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
+      mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
+      const uint32_t stage = shared_base + ring.slot * window.stage_bytes;
+      wgmma_fence();
+      int accumulate = chain_stages == 0 ? 0 : 1;
+#pragma unroll
+      for (int step = 0; step < Cfg::kStageSteps; ++step) {
+        const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
+        const uint32_t columns = stage + step * 4 * quad_bytes + 16 * column_offset;
+        const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
+        const uint64_t b_hi = matrix_descriptor(columns, 2 * quad_bytes, 128);
+        if constexpr (!Cfg::kExactOperands) {
+          const uint64_t a_lo = matrix_descriptor(weights + Cfg::kWeightPartBytes, 128, 256);
+          const uint64_t b_lo = matrix_descriptor(columns + quad_bytes, 2 * quad_bytes, 128);
+          Mma::run(acc[0], a_lo, b_hi, accumulate);
+          accumulate = 1;
+          Mma::run(acc[0], a_hi, b_lo, 1);
+        }
+        Mma::run(acc[0], a_hi, b_hi, accumulate);
+        accumulate = 1;
+      }
+      wgmma_commit();
+      if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        if (older_slot >= 0) mbarrier_arrive(empty0 + 8 * older_slot);
+        if (newer_slot >= 0) mbarrier_arrive(empty0 + 8 * newer_slot);
+        mbarrier_arrive(empty0 + 8 * ring.slot);
+        older_slot = newer_slot = -1;
+        chain_stages = 0;
+#pragma unroll
+        for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] += acc[0][i];
+      } else {
+        // The stage two back is done: its slot can be refilled.
+        wgmma_wait<2>();
+        if (older_slot >= 0) mbarrier_arrive(empty0 + 8 * older_slot);
+        older_slot = newer_slot;
+        newer_slot = ring.slot;
+      }
+    }
+    wgmma_wait<0>();
+    store_tap_rows_tile<Cfg>(p, plan, tile, total[0], partials, half, column_offset, bias, output);
+  }
+#endif
+}
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,37 @@
+// Both shifted-window launches (shifted_window_launch.cu, tap_rows_launch.cu) run
+// over the batch a chunk of samples at a time: the chunk's source staged as split
+// quad planes on the plan's compact grid, then the kernel.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/quad_staging.h"
+#include "ops/cuda/engine/shifted_window_plan.h"
+
+namespace ct3d::cuda {
+
+// Calls launch(planes, first sample, samples) per chunk, chunks sized so that the
+// quad planes stay within staging_budget_floats.
+template <class Launch>
+void for_each_window_chunk(const GatherProblem& problem, const ShiftedWindowPlan& plan,
+                           const at::Tensor& source, cudaStream_t stream,
+                           int64_t staging_budget_floats, Launch&& launch) {
+  // The compact grid (shifted_window_plan.h): staged extents of plan's pitches.
+  StagedLayout layout = gather_staged_layout(problem);
+  layout.staged_extent[1] = plan.plane_lines;
+  layout.staged_extent[2] = plan.line_pitch;
+  const int64_t batch = source.size(0);
+  const int64_t chunk = staging_chunk_samples(quad_planes_floats(layout, plan.plane_rows),
+                                              staging_budget_floats, batch);
+  for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
+    const int64_t samples = std::min(chunk, batch - n0);
+    launch(stage_split_quads(layout, plan.plane_rows, source.narrow(0, n0, samples), stream), n0,
+           samples);
+  }
+}
+
+}  // namespace ct3d::cuda
