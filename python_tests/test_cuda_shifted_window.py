@@ -8,9 +8,10 @@ Both settings (CT3D_SHIFTED_WINDOW=1 and =0) must meet the bar. Skipped without 
 import pytest
 import torch
 
-from cases import conv_args, edge_case, make_tensors, reference, relative_error
+from cases import edge_case
 from conftest import requires_cuda
-from test_cuda_op import FLOAT32_BAR, poison_allocator
+from window_checks import (check_forward, check_half_one_product, check_input_gradient,
+                           check_input_scales)
 
 pytestmark = requires_cuda
 
@@ -32,68 +33,32 @@ CASES = [
 ]
 
 
-def check_forward(case, monkeypatch, mode, memory_format=torch.contiguous_format):
-    monkeypatch.setenv("CT3D_SHIFTED_WINDOW", mode)
-    x, w, b = make_tensors(case, torch.float32, "cuda")
-    x = x.contiguous(memory_format=memory_format)
-    poison_allocator(64 << 20)
-    got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
-    expected = reference(x, w, b, case)
-    assert got.shape == expected.shape and not got.isnan().any(), case
-    assert relative_error(got, expected) <= FLOAT32_BAR, (relative_error(got, expected), case)
+def switches(mode):
+    return {"CT3D_SHIFTED_WINDOW": mode}
 
 
 @pytest.mark.parametrize("mode", ["1", "0"])
 @pytest.mark.parametrize("params", CASES)
 def test_forward_cases(params, mode, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch, mode)
+    check_forward(edge_case(params, bias=True), monkeypatch, switches(mode))
 
 
 def test_forward_channels_last_output(monkeypatch):
-    check_forward(edge_case(CASES[0], bias=True), monkeypatch, "1", torch.channels_last_3d)
+    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches("1"),
+                  torch.channels_last_3d)
 
 
 @pytest.mark.parametrize("mode", ["1", "0"])
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[4], CASES[8]])
 def test_input_gradient_cases(params, mode, monkeypatch):
-    """The stride-1 input gradient is a stride-1 convolution with the input's channels
-    as targets: swap cin and cout so that they are the wide side."""
-    batch, cin, cout, *rest = params
-    case = edge_case((batch, cout, cin, *rest), bias=False)
-    monkeypatch.setenv("CT3D_SHIFTED_WINDOW", mode)
-    x, w, _ = make_tensors(case, torch.float32, "cuda")
-    stride, padding, output_padding, groups, dilation = conv_args(case)
-    grad_output = torch.randn(reference(x, w, None, case).shape, device="cuda")
-    poison_allocator(64 << 20)
-    got = torch.ops.ct3d.conv_transpose3d_input_backward(
-        grad_output, w, list(x.shape[2:]), stride, padding, groups, dilation)
-    expected = torch.ops.aten.convolution_backward(
-        grad_output.double().cpu(), x.double().cpu(), w.double().cpu(), None, stride, padding,
-        dilation, True, output_padding, groups, [True, False, False])[0]
-    assert got.shape == expected.shape and not got.isnan().any(), case
-    assert relative_error(got, expected) <= FLOAT32_BAR, (relative_error(got, expected), case)
+    """cin and cout swapped, so that the input gradient's targets are the wide side."""
+    check_input_gradient(params, monkeypatch, switches(mode))
 
 
 def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
-    """The split staged input keeps float32's exponent range: same error at 1e-18 and 1e18."""
-    monkeypatch.setenv("CT3D_SHIFTED_WINDOW", "1")
-    case = edge_case(CASES[0], bias=False)
-    x, w, _ = make_tensors(case, torch.float32, "cuda")
-    for scale in (1e-18, 1e18):
-        got = torch.ops.ct3d.conv_transpose3d(x * scale, w, None, *conv_args(case))
-        expected = reference(x * scale, w, None, case)
-        assert relative_error(got, expected) <= FLOAT32_BAR, scale
+    check_input_scales(edge_case(CASES[0], bias=False), monkeypatch, switches("1"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_forward_half_types_one_product(dtype, monkeypatch):
-    """Widened half operands are exact in TF32 (one product each): within 5 % of the
-    float64 result rounded once."""
-    monkeypatch.setenv("CT3D_SHIFTED_WINDOW", "1")
-    case = edge_case(CASES[2], bias=True)
-    x, w, b = make_tensors(case, dtype, "cuda")
-    got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
-    expected = reference(x, w, b, case)
-    assert got.dtype == dtype
-    bound = 1.05 * relative_error(expected.to(dtype), expected)
-    assert relative_error(got, expected) <= bound, (relative_error(got, expected), bound)
+    check_half_one_product(edge_case(CASES[2], bias=True), dtype, monkeypatch, switches("1"))

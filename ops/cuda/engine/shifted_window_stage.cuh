@@ -1,6 +1,7 @@
 // What both shifted-window kernels (wgmma_shifted_window_kernel.cuh,
-// wgmma_tap_rows_kernel.cuh) do alike: the order of their tiles, and the producer's
-// walk over a tile's stages with the window copies of each.
+// wgmma_tap_rows_kernel.cuh) do alike: the order of their tiles, the producer's walk
+// over a tile's stages with the window copies of each, and the split products of a
+// k-step with both operands in shared memory.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,27 @@
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/shifted_window_plan.h"
+#include "ops/cuda/engine/wgmma_instructions.cuh"
 
 namespace ct3d::cuda {
+
+// The block both kernels run: warpgroup 0 loads (one thread issues the copies), warpgroups
+// 1 and 2 compute; kN is a compute warpgroup's wgmma N, kExact as in
+// split_products_shared.
+template <int kColumns, bool kExact>
+struct WindowBlockShape {
+  static constexpr int kN = kColumns;
+  static constexpr bool kExactOperands = kExact;
+  static constexpr int kThreads = 384;
+  static constexpr int kComputeThreads = 256;
+  static constexpr int kMaxSlots = 8;
+  // The block starts with 168 registers a thread (64 K / 384); setmaxnreg moves them
+  // from the producer warpgroup to the compute ones, whose .inc waits for them.
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kComputeRegisters = 224;
+  static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
+                "the compute warpgroups claim only registers the producer frees");
+};
 
 // Tile `index`: column block fastest, then channel block (tiles that read the same
 // windows run together), plane (sample, depth), group.
@@ -96,6 +116,20 @@ __device__ __forceinline__ void produce_window_stages(
       }
     }
   }
+}
+
+// One k-step's 3xTF32 products into acc, small terms first: lo*hi, hi*lo, hi*hi (hi*hi
+// alone for exact operands, whose lo parts are zero); accumulate 0 starts a new chain.
+template <class Mma, bool kExact, int kAccumulators>
+__device__ __forceinline__ void split_products_shared(float (&acc)[kAccumulators], uint64_t a_hi,
+                                                      uint64_t a_lo, uint64_t b_hi, uint64_t b_lo,
+                                                      int accumulate) {
+  if constexpr (!kExact) {
+    Mma::run(acc, a_lo, b_hi, accumulate);
+    Mma::run(acc, a_hi, b_lo, 1);
+    accumulate = 1;
+  }
+  Mma::run(acc, a_hi, b_hi, accumulate);
 }
 
 }  // namespace ct3d::cuda

@@ -27,18 +27,7 @@
 namespace ct3d::cuda {
 
 template <int kColumns, bool kExact>
-struct ShiftedWindowConfig {
-  static constexpr int kN = kColumns;
-  static constexpr bool kExactOperands = kExact;
-  static constexpr int kThreads = 384;
-  static constexpr int kComputeThreads = 256;
-  static constexpr int kMaxSlots = 8;
-  // The block starts with 168 registers a thread (64 K / 384); setmaxnreg moves them
-  // from the producer warpgroup to the compute ones, whose .inc waits for them.
-  static constexpr int kProducerRegisters = 56;
-  static constexpr int kComputeRegisters = 224;
-  static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
-                "the compute warpgroups claim only registers the producer frees");
+struct ShiftedWindowConfig : WindowBlockShape<kColumns, kExact> {
   // Per width tap in a stage: the k-step's packed weights, hi then lo.
   static constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 4;
   static constexpr int kTapBytes = 2 * kTapWeightBytes;
@@ -60,14 +49,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t shared_base = shared_address(shared);
   const uint32_t full0 = shared_address(&barriers[0]);
   const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
-  if (tid == 0) {
-    for (int s = 0; s < slots; ++s) {
-      mbarrier_init(full0 + 8 * s, 1);
-      mbarrier_init(empty0 + 8 * s, Cfg::kComputeThreads);
-    }
-    mbarrier_init_fence();
-  }
-  __syncthreads();
+  // One producer thread: its arrival and the bulk copies' bytes fill a slot.
+  init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads, 1);
 
   const ResidueParams& rd = p.dim[0].residue[0];
   const ResidueParams& rh = p.dim[1].residue[0];
@@ -136,15 +119,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const uint32_t weights = stage + window_bytes + tw * Cfg::kTapBytes;
         const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
         const uint64_t b_hi = matrix_descriptor(columns + shift, 2 * quad_bytes, 128);
-        if constexpr (!Cfg::kExactOperands) {
-          const uint64_t a_lo = matrix_descriptor(weights + Cfg::kTapWeightBytes, 128, 256);
-          const uint64_t b_lo =
-              matrix_descriptor(columns + quad_bytes + shift, 2 * quad_bytes, 128);
-          Mma::run(acc[0], a_lo, b_hi, accumulate);
-          accumulate = 1;
-          Mma::run(acc[0], a_hi, b_lo, 1);
-        }
-        Mma::run(acc[0], a_hi, b_hi, accumulate);
+        const uint64_t a_lo = matrix_descriptor(weights + Cfg::kTapWeightBytes, 128, 256);
+        const uint64_t b_lo = matrix_descriptor(columns + quad_bytes + shift, 2 * quad_bytes, 128);
+        split_products_shared<Mma, Cfg::kExactOperands>(acc[0], a_hi, a_lo, b_hi, b_lo, accumulate);
         accumulate = 1;
       }
       wgmma_commit();

@@ -35,14 +35,16 @@ struct WgmmaBlock {
   static_assert(kN % 8 == 0 && kN <= 128, "wgmma N");
 };
 
-// Slot s's barriers: full0 + 8 s completes when the 128 producers' copies and the
-// weights' bulk copies (one more arrival, with their bytes) have landed; empty0 + 8 s
-// when every compute thread is done with the slot. Ends with a block-wide barrier.
+// Slot s's barriers: full0 + 8 s completes when the producers' arrivals (by default the
+// 128 producers' copies and one more, with the bulk copies' bytes) have come and the
+// bytes have landed; empty0 + 8 s when every compute thread is done with the slot. Ends
+// with a block-wide barrier.
 __device__ __forceinline__ void init_slot_barriers(uint32_t full0, uint32_t empty0, int slots,
-                                                   int compute_threads) {
+                                                   int compute_threads,
+                                                   int producer_arrivals = 128 + 1) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < slots; ++s) {
-      mbarrier_init(full0 + 8 * s, 128 + 1);
+      mbarrier_init(full0 + 8 * s, producer_arrivals);
       mbarrier_init(empty0 + 8 * s, compute_threads);
     }
     mbarrier_init_fence();

@@ -1,0 +1,67 @@
+"""The checks both shifted-window suites (test_cuda_shifted_window.py and
+test_cuda_tap_rows.py) run, each with its own switches set (`switches`: environment
+variable -> value; ct3d reads them on every call): the forward and the stride-1 input
+gradient against float64 with outputs poisoned first, the bar at 1e-18 and 1e18 input
+scales, and the half types' one-product exact mode."""
+
+import torch
+
+from cases import conv_args, edge_case, make_tensors, reference, relative_error
+from test_cuda_op import FLOAT32_BAR, poison_allocator
+
+
+def set_switches(monkeypatch, switches):
+    for name, value in switches.items():
+        monkeypatch.setenv(name, value)
+
+
+def check_forward(case, monkeypatch, switches, memory_format=torch.contiguous_format):
+    set_switches(monkeypatch, switches)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    x = x.contiguous(memory_format=memory_format)
+    poison_allocator(64 << 20)
+    got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+    expected = reference(x, w, b, case)
+    assert got.shape == expected.shape and not got.isnan().any(), case
+    assert relative_error(got, expected) <= FLOAT32_BAR, (relative_error(got, expected), case)
+
+
+def check_input_gradient(params, monkeypatch, switches):
+    """The stride-1 input gradient of the case with cin and cout swapped: its targets are
+    the forward case's output channels."""
+    batch, cin, cout, *rest = params
+    case = edge_case((batch, cout, cin, *rest), bias=False)
+    set_switches(monkeypatch, switches)
+    x, w, _ = make_tensors(case, torch.float32, "cuda")
+    stride, padding, output_padding, groups, dilation = conv_args(case)
+    grad_output = torch.randn(reference(x, w, None, case).shape, device="cuda")
+    poison_allocator(64 << 20)
+    got = torch.ops.ct3d.conv_transpose3d_input_backward(
+        grad_output, w, list(x.shape[2:]), stride, padding, groups, dilation)
+    expected = torch.ops.aten.convolution_backward(
+        grad_output.double().cpu(), x.double().cpu(), w.double().cpu(), None, stride, padding,
+        dilation, True, output_padding, groups, [True, False, False])[0]
+    assert got.shape == expected.shape and not got.isnan().any(), case
+    assert relative_error(got, expected) <= FLOAT32_BAR, (relative_error(got, expected), case)
+
+
+def check_input_scales(case, monkeypatch, switches):
+    """The split staged input keeps float32's exponent range: same error at 1e-18 and 1e18."""
+    set_switches(monkeypatch, switches)
+    x, w, _ = make_tensors(case, torch.float32, "cuda")
+    for scale in (1e-18, 1e18):
+        got = torch.ops.ct3d.conv_transpose3d(x * scale, w, None, *conv_args(case))
+        expected = reference(x * scale, w, None, case)
+        assert relative_error(got, expected) <= FLOAT32_BAR, scale
+
+
+def check_half_one_product(case, dtype, monkeypatch, switches):
+    """Widened half operands are exact in TF32 (one product each): within 5 % of the
+    float64 result rounded once."""
+    set_switches(monkeypatch, switches)
+    x, w, b = make_tensors(case, dtype, "cuda")
+    got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+    expected = reference(x, w, b, case)
+    assert got.dtype == dtype
+    bound = 1.05 * relative_error(expected.to(dtype), expected)
+    assert relative_error(got, expected) <= bound, (relative_error(got, expected), bound)
