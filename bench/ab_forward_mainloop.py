@@ -1,6 +1,6 @@
 """One forward mainloop switch on and off (--switch: CT3D_WIDTH_REUSE, the width-tap
-reuse mainloop, or CT3D_SHIFTED_WINDOW, the shifted-window GEMM; the library reads
-them on every call), in one process on the same inputs: ct3d's forward and input
+reuse mainloop, CT3D_SHIFTED_WINDOW, the shifted-window GEMM, or CT3D_TAP_ROWS, its
+tap-rows form; the library reads them on every call), in one process on the same inputs: ct3d's forward and input
 gradient, with the best TF32 formulation of the forward beside them
 (bench.expert_tf32_variants).
 

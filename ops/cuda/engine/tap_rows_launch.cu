@@ -143,10 +143,10 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
                      cudaStream_t stream, int64_t staging_budget_floats) {
   const MainloopSwitch choice = mainloop_switch("CT3D_TAP_ROWS");
   if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
-  const PhaseProblem p = make_phase_problem(problem, kBlockK, 8, output);
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
   const TapRowsPlan plan = plan_tap_rows(p);
   if (plan.window.columns == 0 ||
-      (choice == MainloopSwitch::kWherePays && !tap_rows_pays(p, plan, problem.input_gradient))) {
+      (choice == MainloopSwitch::kWherePays && !tap_rows_pays(problem.input_gradient))) {
     return false;
   }
   const at::Tensor packed = pack_tap_row_weights(problem, p, plan, weight, stream);

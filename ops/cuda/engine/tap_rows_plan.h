@@ -21,6 +21,8 @@ namespace ct3d::cuda {
 // stage took 58 from 1.03 to 0.94 ms; with one, the blocks' twice wider windows left
 // 3 slots and lost 7-40 %).
 constexpr int tap_rows_stage_steps(int halves) { return halves; }
+// A width tap's M rows: its target channels rounded up to wgmma's 8-row core matrices.
+constexpr int kTapRowsChannelStep = 8;
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
 constexpr int kTapRowsColumnChoices[] = {128, 160};
 
@@ -43,7 +45,7 @@ struct TapRowsPlan {
 // width taps, at most 128 rows of (width tap, channel)), and its plan.
 TapRowsPlan plan_tap_rows(const PhaseProblem& p);
 
-// Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4).
-bool tap_rows_pays(const PhaseProblem& p, const TapRowsPlan& plan, bool input_gradient);
+// Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4): the forward.
+bool tap_rows_pays(bool input_gradient);
 
 }  // namespace ct3d::cuda
