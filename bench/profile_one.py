@@ -1,5 +1,6 @@
-"""Runs ct3d on one KernelBench problem a few times, for a profiler (ncu) to attach:
-the forward, or with --wgrad the weight gradient.
+"""Runs ct3d on one problem (a KernelBench number, or a wide or narrow layer's number) a
+few times, for a profiler (ncu) to attach: the forward, or with --wgrad the weight
+gradient.
 
     ncu --clock-control none -k regex:implicit_gemm -s 2 -c 1 python bench/profile_one.py 58
     ncu --clock-control none -k regex:weight_gradient -s 2 -c 1 python bench/profile_one.py 68 --wgrad
@@ -11,9 +12,9 @@ import torch
 from torch import nn
 
 import ct3d
-from problems import BY_NUMBER
+from bench import ALL_PROBLEMS
 
-problem = BY_NUMBER[int(sys.argv[1])]
+problem = ALL_PROBLEMS[int(sys.argv[1])]
 conv = nn.ConvTranspose3d(**problem.conv).cuda()
 x = torch.rand(problem.input_shape(), device="cuda")
 with torch.no_grad():

@@ -7,8 +7,9 @@
 // bulk copy of its weights, packed in (width tap, channel) rows (tap_rows_launch.cu).
 // Per k-step a warpgroup runs three wgmmas (lo*hi, hi*lo, hi*hi; hi*hi alone for exact
 // operands), the chain added into a float32 total every flush_stages stages. The
-// epilogue writes the partial sums to shared memory and adds each output's width
-// taps from there. Persistent grid, as the shifted-window GEMM's.
+// compute warpgroups write a tile's partial sums to shared memory and go on; the
+// producer warpgroup's other three warps add each output's width taps from there and
+// store it. Persistent grid, as the shifted-window GEMM's.
 #pragma once
 
 #include "ops/cuda/engine/hopper_ptx.cuh"
@@ -28,39 +29,49 @@ struct TapRowsConfig : WindowBlockShape<kColumns, kExact> {
   // A k-step's weights: 64 rows per half x 8 channels, hi then lo.
   static constexpr int kWeightPartBytes = 64 * kHalves * 8 * 4;
   static constexpr int kWeightBytes = 2 * kWeightPartBytes;
+  // The producer warpgroup's warps 1-3 run the epilogue's sums and stores.
+  static constexpr int kEpilogueThreads = 96;
 };
 
-// The epilogue: the warpgroup's partial sums (rows 64 * half + 16 w + g (+ 8) at
-// columns column_offset + 8 j + 2 t (+ 1) for lane (g, t) of warp w) into shared
-// memory, then each output the sum of its width taps' partials.
+// The epilogue, in two halves so that the tensor pipe need not wait for it (KERNEL_LOG
+// s6): the compute warpgroups write their partial sums (rows 64 * half + 16 w + g (+ 8)
+// at columns column_offset + 8 j + 2 t (+ 1) for lane (g, t) of warp w) into shared
+// memory and go on to the next tile; the producer warpgroup's spare warps add each
+// output's width taps from there and store it.
 template <class Cfg, int kAccumulators>
-__device__ __forceinline__ void store_tap_rows_tile(const PhaseProblem& p, const TapRowsPlan& plan,
-                                                    const WindowTile& tile,
-                                                    const float (&total)[kAccumulators],
-                                                    float* partials, int half, int column_offset,
-                                                    const float* __restrict__ bias,
-                                                    float* __restrict__ output) {
+__device__ __forceinline__ void write_tap_rows_partials(const TapRowsPlan& plan,
+                                                        const float (&total)[kAccumulators],
+                                                        float* partials, int half,
+                                                        int column_offset) {
   const int ctid = threadIdx.x - 128;
   const int lane = ctid & 31, warp = (ctid >> 5) & 3;
   const int g = lane >> 2, t = lane & 3;
-  const int pitch = plan.epilogue_pitch;
-  // Both compute warpgroups are done reading the last tile's partials.
-  named_barrier_sync(Cfg::kComputeThreads);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = 64 * half + 16 * warp + g + 8 * r;
     if (row >= plan.rows_used) continue;
-    float* partial_row = partials + row * pitch + column_offset + 2 * t;
+    float* partial_row = partials + row * plan.epilogue_pitch + column_offset + 2 * t;
 #pragma unroll
     for (int j = 0; j < Cfg::kN / 8; ++j) {
       *reinterpret_cast<float2*>(partial_row + 8 * j) =
           make_float2(total[4 * j + 2 * r], total[4 * j + 2 * r + 1]);
     }
   }
-  named_barrier_sync(Cfg::kComputeThreads);
+}
 
+// Epilogue thread `thread` of `threads`: each of the tile's outputs the sum of its
+// width taps' partials (and the bias), one output column per thread at a time, looping
+// over the channels: consecutive threads store consecutive columns of a channel.
+__device__ __forceinline__ void store_tap_rows_outputs(const PhaseProblem& p,
+                                                       const TapRowsPlan& plan,
+                                                       const WindowTile& tile,
+                                                       const float* partials, int thread,
+                                                       int threads, const float* __restrict__ bias,
+                                                       float* __restrict__ output) {
+  static_assert(kTapRowsChannelStep % 4 == 0, "the channels are summed four at a time");
   const ResidueParams& rw = p.dim[2].residue[0];
   const ShiftedWindowPlan& window = plan.window;
+  const int pitch = plan.epilogue_pitch;
   // Width tap tw of output column j is partial row tw * channel_pitch + channel at
   // column j + shift(tw) - min shift: one constant step per tap.
   const int tap_step = plan.channel_pitch * pitch + rw.shift_step;
@@ -69,19 +80,31 @@ __device__ __forceinline__ void store_tap_rows_tile(const PhaseProblem& p, const
   const float* group_bias = bias != nullptr ? bias + tile.group * p.cout_per_group : nullptr;
   float* tile_output = output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0] +
                        tile.group * p.cout_per_group * p.output_channel_stride;
-  // A thread per output column, looping over the channels: consecutive threads store
-  // consecutive columns of a channel.
-  for (int j = ctid; j < window.column_step; j += Cfg::kComputeThreads) {
+  for (int j = thread; j < window.column_step; j += threads) {
     const int column = tile.column0 + j;
     const int h = column / window.line_pitch, w = column - h * window.line_pitch;
     if (h >= height || w >= width) continue;
     float* out = tile_output + h * p.output_stride[1] + w * p.output_stride[2];
     const float* partial = partials + j + first_tap;
-    for (int channel = 0; channel < p.cout_per_group; ++channel) {
-      float sum = group_bias != nullptr ? group_bias[channel] : 0.f;
-      for (int tw = 0; tw < rw.taps; ++tw) sum += partial[tw * tap_step];
-      out[channel * p.output_channel_stride] = sum;
-      partial += pitch;
+    // Four channels at a time, so that their loads overlap (a channel per iteration left
+    // this loop latency-bound, slower than the mainloop on short tiles). The channel
+    // pitch is a multiple of 8: the rows past the last channel exist (zero weights).
+    for (int channel = 0; channel < p.cout_per_group; channel += 4) {
+      float sum[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sum[c] = 0.f;
+      for (int tw = 0; tw < rw.taps; ++tw) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) sum[c] += partial[c * pitch + tw * tap_step];
+      }
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        if (channel + c < p.cout_per_group) {
+          const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
+          out[(channel + c) * p.output_channel_stride] = bias_value + sum[c];
+        }
+      }
+      partial += 4 * pitch;
     }
   }
 }
@@ -96,6 +119,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   using Mma = WgmmaShared<kN>;
   extern __shared__ __align__(1024) float shared[];
   __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
+  // The partial sums' buffer: written (all compute threads arrive), read (the
+  // epilogue threads arrive).
+  __shared__ __align__(8) uint64_t partial_barriers[2];
   const ShiftedWindowPlan& window = plan.window;
   const int tid = threadIdx.x;
   const int slots = window.slots;
@@ -103,7 +129,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t full0 = shared_address(&barriers[0]);
   const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
   // One producer thread: its arrival and the bulk copies' bytes fill a slot.
+  const uint32_t partials_written = shared_address(&partial_barriers[0]);
+  const uint32_t partials_read = shared_address(&partial_barriers[1]);
+  if (tid == 0) {
+    mbarrier_init(partials_written, Cfg::kComputeThreads);
+    mbarrier_init(partials_read, Cfg::kEpilogueThreads);
+  }
   init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads, 1);
+  float* partials = shared + plan.epilogue_offset / 4;
 
   const int stages = p.dim[0].residue[0].taps * p.dim[1].residue[0].taps * 2 * (p.cin_padded / 16) /
                      Cfg::kStageSteps;
@@ -112,6 +145,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
+    if (tid >= 32) {
+      int parity = 0;
+      for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x, parity ^= 1) {
+        const WindowTile tile = window_tile(p, window, index);
+        mbarrier_wait(partials_written, parity);
+        store_tap_rows_outputs(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads, bias,
+                               output);
+        mbarrier_arrive(partials_read);
+      }
+      return;
+    }
     if (tid != 0) return;
     constexpr int kWeightFloats = Cfg::kStageSteps * Cfg::kWeightBytes / 4;
     RingPosition ring;  // over all the block's tiles
@@ -132,7 +176,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warpgroup = (tid - 128) >> 7;
   const int half = Cfg::kMHalves == 2 ? warpgroup : 0;
   const int column_offset = Cfg::kMHalves == 2 ? 0 : warpgroup * kN;
-  float* partials = shared + plan.epilogue_offset / 4;
+  int partials_parity = 0;
   // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
   float acc[1][Mma::kAccumulators], total[1][Mma::kAccumulators];
   RingPosition ring;  // over all the block's tiles
@@ -179,7 +223,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     }
     wgmma_wait<0>();
-    store_tap_rows_tile<Cfg>(p, plan, tile, total[0], partials, half, column_offset, bias, output);
+    // The epilogue threads are done with the last tile's partials.
+    mbarrier_wait(partials_read, partials_parity ^ 1);
+    write_tap_rows_partials<Cfg>(plan, total[0], partials, half, column_offset);
+    mbarrier_arrive(partials_written);
+    partials_parity ^= 1;
   }
 #endif
 }
