@@ -1,9 +1,10 @@
 """Decoder layers outside the KernelBench set. Wide (issue 11): channels 64 to 256,
 kernel 3 to 5, stride 1 and 2, batch 8 to 16, inputs 16^3 to 32^3, the kind typical
-3-D U-Net / VAE decoders have. Narrow: stride-1 layers with 8 to 32 output channels,
-the last layers of such decoders, where one group's channels fill few of wgmma's 64
-rows. A user's layers are not ours to choose. Numbered from 101 (wide) and 201
-(narrow) so they share the benchmark's problem lookup."""
+3-D U-Net / VAE decoders have. Narrow: layers with 8 to 32 output channels (stride 1,
+and two stride-2 upsampling layers), the last layers of such decoders, where one
+group's channels fill few of wgmma's 64 rows. A user's layers are not ours to choose.
+Numbered from 101 (wide) and 201 (narrow) so they share the benchmark's problem
+lookup."""
 
 
 from problems import Problem
@@ -34,4 +35,6 @@ NARROW_LAYERS = [
     _wide(204, "N-16-8-k3-s1", 8, 16, 8, 64, 3, padding=1),
     _wide(205, "N-64-16-k4-s1", 8, 64, 16, 32, 4),
     _wide(206, "N-48-24-k3-s1", 8, 48, 24, 48, 3, padding=1),
+    _wide(207, "N-32-16-k3-s2", 8, 32, 16, 32, 3, stride=2, padding=1, output_padding=1),
+    _wide(208, "N-64-32-k4-s2", 8, 64, 32, 32, 4, stride=2, padding=1),
 ]
