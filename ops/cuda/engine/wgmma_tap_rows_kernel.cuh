@@ -86,9 +86,8 @@ __device__ __forceinline__ void store_tap_rows_outputs(const PhaseProblem& p,
     if (h >= height || w >= width) continue;
     float* out = tile_output + h * p.output_stride[1] + w * p.output_stride[2];
     const float* partial = partials + j + first_tap;
-    // Four channels at a time, so that their loads overlap (a channel per iteration left
-    // this loop latency-bound, slower than the mainloop on short tiles). The channel
-    // pitch is a multiple of 8: the rows past the last channel exist (zero weights).
+    // Four channels at a time, so that their loads overlap. The channel pitch is a
+    // multiple of 8: the rows past the last channel exist (zero weights).
     for (int channel = 0; channel < p.cout_per_group; channel += 4) {
       float sum[4];
 #pragma unroll
@@ -128,13 +127,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t shared_base = shared_address(shared);
   const uint32_t full0 = shared_address(&barriers[0]);
   const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
-  // One producer thread: its arrival and the bulk copies' bytes fill a slot.
   const uint32_t partials_written = shared_address(&partial_barriers[0]);
   const uint32_t partials_read = shared_address(&partial_barriers[1]);
   if (tid == 0) {
     mbarrier_init(partials_written, Cfg::kComputeThreads);
     mbarrier_init(partials_read, Cfg::kEpilogueThreads);
   }
+  // One producer thread: its arrival and the bulk copies' bytes fill a slot.
   init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads, 1);
   float* partials = shared + plan.epilogue_offset / 4;
 
@@ -180,8 +179,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
   float acc[1][Mma::kAccumulators], total[1][Mma::kAccumulators];
   RingPosition ring;  // over all the block's tiles
+  // The tiles' order is the producer's; the consumers need none of a tile's coordinates.
   for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
-    const WindowTile tile = window_tile(p, window, index);
 #pragma unroll
     for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] = 0.f;
     // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
