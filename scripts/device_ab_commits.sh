@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Same-machine A/B of two commits in one GPU call: the working tree's library against a
+# base commit's, timed in alternating rounds, so that the machine-to-machine spread (up
+# to 3.5 %, docs/PERFORMANCE.md) does not enter the comparison (KERNEL_LOG s6, s7).
+# Here, before the call:  git archive <base commit> > .device/base.tar
+# On the device (repo root, carry .device):
+#   AB_COMMAND="python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70" \
+#     bash scripts/device_ab_commits.sh
+# AB_ROUNDS (default 2) rounds of base then working tree; AB_COMMAND's output is printed
+# with its library's label. The working tree's build also gets Catch2.
+set -uo pipefail
+[ -f .device/base.tar ] || { echo "no .device/base.tar: git archive <commit> > .device/base.tar"; exit 1; }
+source scripts/device_build.sh
+base=$(mktemp -d)
+tar -xf .device/base.tar -C "$base"
+{ cmake -S "$base" -B "$base/build" -G Ninja -DCT3D_BUILD_TESTS=OFF &&
+  cmake --build "$base/build" -j16; } >"$LOGS/build_base.log" 2>&1 || { tail -30 "$LOGS/build_base.log"; exit 1; }
+declare -A library=([base]="$base/build/libct3d.so" [tree]="$PWD/$BUILD/libct3d.so")
+command=${AB_COMMAND:-python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70 --out /tmp}
+for round in $(seq "${AB_ROUNDS:-2}"); do
+  for which in base tree; do
+    CT3D_LIBRARY=${library[$which]} $command 2>&1 | sed "s/^/[$which $round] /"
+  done
+done
