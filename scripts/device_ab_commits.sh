@@ -19,6 +19,6 @@ declare -A library=([base]="$base/build/libct3d.so" [tree]="$PWD/$BUILD/libct3d.
 command=${AB_COMMAND:-python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70 --out /tmp}
 for round in $(seq "${AB_ROUNDS:-2}"); do
   for which in base tree; do
-    CT3D_LIBRARY=${library[$which]} $command 2>&1 | sed "s/^/[$which $round] /"
+    CT3D_LIBRARY=${library[$which]} bash -c "$command" 2>&1 | sed "s/^/[$which $round] /"
   done
 done
