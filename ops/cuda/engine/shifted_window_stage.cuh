@@ -1,7 +1,7 @@
 // What both shifted-window kernels (wgmma_shifted_window_kernel.cuh,
 // wgmma_tap_rows_kernel.cuh) do alike: the order of their tiles, the producer's walk
 // over a tile's stages with the window copies of each, and the split products of a
-// k-step with both operands in shared memory.
+// k-step with both operands in a stage's shared memory.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@ namespace ct3d::cuda {
 
 // The block both kernels run: warpgroup 0 loads (one thread issues the copies), warpgroups
 // 1 and 2 compute; kN is a compute warpgroup's wgmma N, kExact as in
-// split_products_shared.
+// window_step_products.
 template <int kColumns, bool kExact>
 struct WindowBlockShape {
   static constexpr int kN = kColumns;
@@ -120,10 +120,18 @@ __device__ __forceinline__ void produce_window_stages(
 
 // One k-step's 3xTF32 products into acc, small terms first: lo*hi, hi*lo, hi*hi (hi*hi
 // alone for exact operands, whose lo parts are zero); accumulate 0 starts a new chain.
+// A: the weights' hi part at `weights`, the lo part `weight_lo_bytes` on (K-major core
+// matrices, the k-step's two halves 128 bytes apart, 8-row groups 256 bytes apart).
+// B: the window's columns as staged, hi quads at `columns`, lo quads one quad plane
+// (quad_bytes) on, the k-step's second quad two planes on.
 template <class Mma, bool kExact, int kAccumulators>
-__device__ __forceinline__ void split_products_shared(float (&acc)[kAccumulators], uint64_t a_hi,
-                                                      uint64_t a_lo, uint64_t b_hi, uint64_t b_lo,
-                                                      int accumulate) {
+__device__ __forceinline__ void window_step_products(float (&acc)[kAccumulators], uint32_t weights,
+                                                     uint32_t weight_lo_bytes, uint32_t columns,
+                                                     uint32_t quad_bytes, int accumulate) {
+  const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
+  const uint64_t b_hi = matrix_descriptor(columns, 2 * quad_bytes, 128);
+  const uint64_t a_lo = matrix_descriptor(weights + weight_lo_bytes, 128, 256);
+  const uint64_t b_lo = matrix_descriptor(columns + quad_bytes, 2 * quad_bytes, 128);
   if constexpr (!kExact) {
     Mma::run(acc, a_lo, b_hi, accumulate);
     Mma::run(acc, a_hi, b_lo, 1);

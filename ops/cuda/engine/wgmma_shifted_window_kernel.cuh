@@ -116,12 +116,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int accumulate = chain_stages == 0 ? 0 : 1;
       for (int tw = 0; tw < rw.taps; ++tw) {
         const uint32_t shift = 16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
-        const uint32_t weights = stage + window_bytes + tw * Cfg::kTapBytes;
-        const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
-        const uint64_t b_hi = matrix_descriptor(columns + shift, 2 * quad_bytes, 128);
-        const uint64_t a_lo = matrix_descriptor(weights + Cfg::kTapWeightBytes, 128, 256);
-        const uint64_t b_lo = matrix_descriptor(columns + quad_bytes + shift, 2 * quad_bytes, 128);
-        split_products_shared<Mma, Cfg::kExactOperands>(acc[0], a_hi, a_lo, b_hi, b_lo, accumulate);
+        window_step_products<Mma, Cfg::kExactOperands>(
+            acc[0], stage + window_bytes + tw * Cfg::kTapBytes, Cfg::kTapWeightBytes,
+            columns + shift, quad_bytes, accumulate);
         accumulate = 1;
       }
       wgmma_commit();

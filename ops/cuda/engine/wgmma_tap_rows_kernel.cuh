@@ -195,11 +195,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int step = 0; step < Cfg::kStageSteps; ++step) {
         const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
         const uint32_t columns = stage + step * 4 * quad_bytes + 16 * column_offset;
-        const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
-        const uint64_t b_hi = matrix_descriptor(columns, 2 * quad_bytes, 128);
-        const uint64_t a_lo = matrix_descriptor(weights + Cfg::kWeightPartBytes, 128, 256);
-        const uint64_t b_lo = matrix_descriptor(columns + quad_bytes, 2 * quad_bytes, 128);
-        split_products_shared<Mma, Cfg::kExactOperands>(acc[0], a_hi, a_lo, b_hi, b_lo, accumulate);
+        window_step_products<Mma, Cfg::kExactOperands>(acc[0], weights, Cfg::kWeightPartBytes,
+                                                       columns, quad_bytes, accumulate);
         accumulate = 1;
       }
       wgmma_commit();
