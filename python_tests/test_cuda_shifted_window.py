@@ -10,7 +10,7 @@ import torch
 
 from cases import edge_case
 from conftest import requires_cuda
-from window_checks import (check_forward, check_half_one_product, check_input_gradient,
+from window_checks import (check_forward, check_half_forward, check_input_gradient,
                            check_input_scales)
 
 pytestmark = requires_cuda
@@ -60,5 +60,19 @@ def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_forward_half_types_one_product(dtype, monkeypatch):
-    check_half_one_product(edge_case(CASES[2], bias=True), dtype, monkeypatch, switches("1"))
+@pytest.mark.parametrize("params", CASES)
+def test_forward_half_types(params, dtype, monkeypatch):
+    """The kernel's float16 / bfloat16 form (window_operands.cuh)."""
+    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch, switches("1"))
+
+
+def test_forward_half_channels_last_output(monkeypatch):
+    check_half_forward(edge_case(CASES[0], bias=True), torch.float16, monkeypatch, switches("1"),
+                       torch.channels_last_3d)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_forward_half_types_widened(dtype, monkeypatch):
+    """CT3D_HALF_WINDOW=0: the float32 kernel on widened operands, one TF32 product each."""
+    check_half_forward(edge_case(CASES[2], bias=True), dtype, monkeypatch,
+                       dict(switches("1"), CT3D_HALF_WINDOW="0"))

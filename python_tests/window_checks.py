@@ -2,7 +2,7 @@
 test_cuda_tap_rows.py) run, each with its own switches set (`switches`: environment
 variable -> value; ct3d reads them on every call): the forward and the stride-1 input
 gradient against float64 with outputs poisoned first, the bar at 1e-18 and 1e18 input
-scales, and the half types' one-product exact mode."""
+scales, and the half types (their own form, and widened)."""
 
 import torch
 
@@ -55,13 +55,17 @@ def check_input_scales(case, monkeypatch, switches):
         assert relative_error(got, expected) <= FLOAT32_BAR, scale
 
 
-def check_half_one_product(case, dtype, monkeypatch, switches):
-    """Widened half operands are exact in TF32 (one product each): within 5 % of the
-    float64 result rounded once."""
+def check_half_forward(case, dtype, monkeypatch, switches, memory_format=torch.contiguous_format):
+    """float16 and bfloat16: on the kernel's half form (one float16 or bfloat16 product
+    per multiply-add, float32 sums), or with CT3D_HALF_WINDOW=0 on widened operands (one
+    TF32 product each, exact): within 5 % of the float64 result rounded once."""
     set_switches(monkeypatch, switches)
     x, w, b = make_tensors(case, dtype, "cuda")
+    x = x.contiguous(memory_format=memory_format)
+    poison_allocator(64 << 20)
     got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
     expected = reference(x, w, b, case)
-    assert got.dtype == dtype
+    assert got.dtype == dtype and got.shape == expected.shape and not got.isnan().any(), case
+    assert got.is_contiguous(memory_format=memory_format), case
     bound = 1.05 * relative_error(expected.to(dtype), expected)
-    assert relative_error(got, expected) <= bound, (relative_error(got, expected), bound)
+    assert relative_error(got, expected) <= bound, (relative_error(got, expected), bound, case)

@@ -191,3 +191,38 @@ TEST_CASE("every tap-rows block's windows stay inside the planes and cover the p
     CHECK(high <= w.plane_rows);
   }
 }
+
+TEST_CASE("the float16 / bfloat16 plans read the float32 plans' windows, in stages no larger") {
+  // Same windows: the checks above hold for them too. Their k-steps take 16 channels in
+  // 2 planes (float32: 8 in 4), so a stage holds fewer or equal bytes.
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const Shape shapes[] = {
+      {64, {6, 7, 12}, {3, 5, 5}, one, zero, zero, one},
+      {48, {4, 6, 30}, {3, 3, 3}, one, one, zero, one},
+      {16, {6, 7, 64}, {3, 5, 7}, one, zero, zero, one},
+      {24, {4, 7, 33}, {3, 3, 3}, one, one, zero, one},
+      {8, {2, 3, 40}, {1, 1, 16}, one, zero, zero, one},
+  };
+  const auto same_windows = [](const ct3d::cuda::ShiftedWindowPlan& a,
+                               const ct3d::cuda::ShiftedWindowPlan& b) {
+    CHECK(a.columns == b.columns);
+    CHECK(a.column_step == b.column_step);
+    CHECK(a.window_rows == b.window_rows);
+    CHECK(a.plane_rows == b.plane_rows);
+    CHECK(a.stage_bytes <= b.stage_bytes);
+    CHECK(a.slots >= b.slots);
+  };
+  for (const Shape& s : shapes) {
+    INFO("width " << s.spatial[2] << " kernel " << s.kernel[2] << " cout " << s.cout);
+    const ct3d::cuda::PhaseProblem p = forward_problem(s);
+    const ct3d::cuda::ShiftedWindowPlan window = ct3d::cuda::plan_shifted_window(p);
+    if (window.columns > 0) same_windows(ct3d::cuda::plan_shifted_window(p, true), window);
+    const ct3d::cuda::TapRowsPlan rows = ct3d::cuda::plan_tap_rows(p);
+    if (rows.window.columns > 0) {
+      const ct3d::cuda::TapRowsPlan half = ct3d::cuda::plan_tap_rows(p, true);
+      same_windows(half.window, rows.window);
+      CHECK(half.shared_bytes <= 224 * 1024);
+    }
+    CHECK((window.columns > 0 || rows.window.columns > 0));
+  }
+}

@@ -1,7 +1,8 @@
 // CUDA entry point. Same four steps as every CUDA op: check arguments, take a
 // device guard on the input's device, launch on PyTorch's current stream, check
-// the launch (inside the launchers). float16 and bfloat16 run the float32 kernels
-// on widened operands (ops/reduced_precision.h).
+// the launch (inside the launchers). float16 and bfloat16 run the engine's half form
+// where it applies (engine/half_window.h), else the float32 kernels on widened
+// operands (ops/reduced_precision.h).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -10,6 +11,7 @@
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/direct_kernel.h"
+#include "ops/cuda/engine/half_window.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/error_message.h"
@@ -54,6 +56,26 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
   return output;
 }
 
+// float16 or bfloat16 on the engine's half form; nullopt where it does not apply.
+std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args,
+                                           const at::Tensor& input, const at::Tensor& weight,
+                                           const std::optional<at::Tensor>& bias) {
+  const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
+  const at::Tensor weight_c = weight.contiguous();
+  const at::Tensor bias_c = args.has_bias ? bias->to(at::kFloat).contiguous() : at::Tensor();
+  at::Tensor output =
+      at::empty_symint(args.output_shape(),
+                       input.options().memory_format(output_memory_format(args, input, weight)));
+  if (output.numel() == 0) return output;
+  at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
+  const cuda::GatherProblem problem = cuda::forward_gather(geometry_of(args));
+  if (!cuda::launch_half_window(problem, input5, weight_c, bias_c, output5,
+                                c10::cuda::getCurrentCUDAStream())) {
+    return std::nullopt;
+  }
+  return output;
+}
+
 }  // namespace
 
 at::Tensor conv_transpose3d_cuda(const at::Tensor& input, const at::Tensor& weight,
@@ -67,6 +89,9 @@ at::Tensor conv_transpose3d_cuda(const at::Tensor& input, const at::Tensor& weig
              input.device());
   const c10::cuda::CUDAGuard device_guard(input.device());
   if (is_reduced_precision(input)) {
+    if (std::optional<at::Tensor> output = run_half_forward(args, input, weight, bias)) {
+      return *output;
+    }
     return run_forward(args, widened(input), widened(weight), widened(bias), true)
         .to(input.scalar_type());
   }

@@ -9,6 +9,10 @@
 //   [n][group][chunk][quad][hi, lo][plane_rows][4].
 // So the rows a stage needs of one quad are one contiguous run: one bulk copy, and
 // a K-major wgmma operand as it lands (8 rows x 16 bytes per core matrix).
+//
+// A float16 or bfloat16 source is staged as it is, in "octet planes" of the same 16
+// bytes per row: octet o of a chunk holds its channels 8 o .. 8 o + 7,
+//   [n][group][chunk][octet][plane_rows][8].
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -28,5 +32,13 @@ int64_t quad_planes_floats(const StagedLayout& layout, int64_t plane_rows);
 // zero.
 at::Tensor stage_split_quads(const StagedLayout& layout, int64_t plane_rows,
                              const at::Tensor& source, cudaStream_t stream);
+
+// Bytes of one sample's octet planes.
+int64_t octet_planes_bytes(const StagedLayout& layout, int64_t plane_rows);
+
+// source: contiguous float16 or bfloat16, otherwise as stage_split_quads'. Returns the
+// octet planes in the source's dtype.
+at::Tensor stage_octets(const StagedLayout& layout, int64_t plane_rows, const at::Tensor& source,
+                        cudaStream_t stream);
 
 }  // namespace ct3d::cuda

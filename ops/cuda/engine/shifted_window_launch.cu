@@ -1,11 +1,13 @@
 // Host side of the shifted-window GEMM (wgmma_shifted_window_kernel.cuh): the plan,
 // the weights packed for blocks of 64 channels, the source staged as split quad
-// planes (quad_staging.h) a chunk of samples at a time, and the launch.
+// planes or, for float16 and bfloat16, octet planes (quad_staging.h) a chunk of
+// samples at a time, and the launch.
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 
 #include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/half_window_weights.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/shifted_window.h"
@@ -31,7 +33,8 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
   ShiftedWindowPlan chunk_plan = plan;
   chunk_plan.channel_blocks = p.cout_padded / kWindowBlockChannels;
   chunk_plan.groups = problem.groups;
-  for_each_window_chunk(
+  using Output = typename Cfg::Ops::Output;
+  for_each_window_chunk<Cfg::Ops::kHalf>(
       problem, plan, source, stream, staging_budget_floats,
       [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
         chunk_plan.samples = samples;
@@ -39,13 +42,13 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
                            chunk_plan.channel_blocks * plan.column_blocks;
         const int64_t blocks = std::min<int64_t>(chunk_plan.tiles, multiprocessors);
         kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, shared_bytes, stream>>>(
-            p, chunk_plan, planes.const_data_ptr<float>(), packed.const_data_ptr<float>(),
-            bias_data, output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
+            p, chunk_plan, planes.const_data_ptr(), packed.const_data_ptr(), bias_data,
+            static_cast<Output*>(output.mutable_data_ptr()) + n0 * p.output_batch_stride);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       });
 }
 
-template <bool kExact>
+template <class Ops>
 void launch_columns(int columns, const GatherProblem& problem, const PhaseProblem& p,
                     const ShiftedWindowPlan& plan, const at::Tensor& source,
                     const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
@@ -56,16 +59,16 @@ void launch_columns(int columns, const GatherProblem& problem, const PhaseProble
   };
   switch (columns) {
     case 96:
-      launch(ShiftedWindowConfig<96, kExact>{});
+      launch(ShiftedWindowConfig<96, Ops>{});
       break;
     case 128:
-      launch(ShiftedWindowConfig<128, kExact>{});
+      launch(ShiftedWindowConfig<128, Ops>{});
       break;
     case 144:
-      launch(ShiftedWindowConfig<144, kExact>{});
+      launch(ShiftedWindowConfig<144, Ops>{});
       break;
     default:
-      launch(ShiftedWindowConfig<160, kExact>{});
+      launch(ShiftedWindowConfig<160, Ops>{});
       break;
   }
 }
@@ -86,11 +89,35 @@ bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Ten
   const at::Tensor packed =
       pack_weights(problem, p, 1, false, kWindowBlockChannels, nullptr, weight, stream);
   if (problem.operands_exact_in_tf32) {
-    launch_columns<true>(plan.columns, problem, p, plan, source, packed, bias, output, stream,
-                         staging_budget_floats);
+    launch_columns<SplitTf32Operands<true>>(plan.columns, problem, p, plan, source, packed, bias,
+                                            output, stream, staging_budget_floats);
   } else {
-    launch_columns<false>(plan.columns, problem, p, plan, source, packed, bias, output, stream,
-                          staging_budget_floats);
+    launch_columns<SplitTf32Operands<false>>(plan.columns, problem, p, plan, source, packed, bias,
+                                             output, stream, staging_budget_floats);
+  }
+  return true;
+}
+
+bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& source,
+                                const at::Tensor& weight, const at::Tensor& bias,
+                                at::Tensor& output, cudaStream_t stream,
+                                bool only_where_float_pays) {
+  if (mainloop_switch("CT3D_SHIFTED_WINDOW") == MainloopSwitch::kNever || !wgmma_enabled()) {
+    return false;
+  }
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
+  const ShiftedWindowPlan plan = plan_shifted_window(p, true);
+  if (plan.columns == 0 || (only_where_float_pays && !shifted_window_pays(p, false))) {
+    return false;
+  }
+  const at::Tensor packed =
+      pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, stream);
+  if (source.scalar_type() == at::kHalf) {
+    launch_columns<HalfOperands<__half>>(plan.columns, problem, p, plan, source, packed, bias,
+                                         output, stream, kUnlimitedStaging);
+  } else {
+    launch_columns<HalfOperands<__nv_bfloat16>>(plan.columns, problem, p, plan, source, packed,
+                                                bias, output, stream, kUnlimitedStaging);
   }
   return true;
 }

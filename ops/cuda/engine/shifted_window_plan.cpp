@@ -12,10 +12,12 @@ namespace {
 constexpr int kPipelineBudgetBytes = 200 * 1024;
 constexpr int kMinSlots = 3;
 constexpr int kMaxSlots = 8;
-// A stage is one k-step (8 channels) of every width tap; the chain of the wgmma
-// accumulators is flushed every 128 k (wgmma_split_products.cuh).
+// A stage is one k-step of every width tap; the chain of the wgmma accumulators is
+// flushed every 16 k-steps of a tap (128 k in float32, 256 in float16 and bfloat16:
+// tap_rows_plan.cpp says why that is enough).
 constexpr int kMaxWidthTaps = 16;
-constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 2 * 4;  // 8 channels, hi and lo
+// A k-step's weights per tap: 64 rows x 32 bytes of K (float32: hi and lo of each).
+constexpr int kTapRowBytes = kWindowBlockChannels * 32;
 // Per-block cost of a column block in columns: the pipeline's fill and the epilogue.
 constexpr int kBlockOverheadColumns = 32;
 
@@ -66,7 +68,7 @@ bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan) {
   return plan.plane_rows < INT_MAX;
 }
 
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands) {
   ShiftedWindowPlan plan;
   // Blocks of 64 target channels, at most a quarter of them padding.
   const int used = p.cout_per_group % kWindowBlockChannels;
@@ -88,7 +90,10 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p) {
   plan.column_blocks = (plan.plane_columns + plan.block_columns - 1) / plan.block_columns;
   plan.window_rows = plan.block_columns + shift_span(rw.shift_step, rw.taps);
   plan.window_pitch = (plan.window_rows + 7) / 8 * 8;
-  plan.stage_bytes = 4 * plan.window_pitch * 16 + rw.taps * kTapWeightBytes;
+  const int planes_per_step = half_operands ? 2 : 4;
+  const int weight_parts = half_operands ? 1 : 2;
+  plan.stage_bytes =
+      planes_per_step * plan.window_pitch * 16 + rw.taps * weight_parts * kTapRowBytes;
   plan.slots = std::min(kMaxSlots, kPipelineBudgetBytes / plan.stage_bytes);
   plan.flush_stages = kMaxWidthTaps / rw.taps;
   if (plan.slots < kMinSlots || !plan_plane_rows(p, plan)) plan.columns = 0;

@@ -42,7 +42,7 @@ struct ShiftedWindowPlan {
   int64_t plane_rows = 0;   // rows of one staged quad plane: every window stays inside
   int depth_planes = 0;     // staged depth: depth plus both halos
   int slots = 0;
-  int stage_bytes = 0;   // 4 quad planes x window_pitch x 16 bytes + the taps' weights
+  int stage_bytes = 0;   // a k-step's planes x window_pitch x 16 bytes + the taps' weights
   int flush_stages = 0;  // stages per accumulator chain (at most 128 k)
   // The launch's tiles (set per chunk of samples by the launch).
   int channel_blocks = 0;  // target channel blocks of 64 per group
@@ -53,8 +53,9 @@ struct ShiftedWindowPlan {
 // Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
 // blocks of 64 target channels of which at least 48 are used, at most 16 width taps,
 // at least 3 stages in shared memory, 32-bit plane sizes, at most 262140 padded
-// channels), and its plan. Returns a plan with columns 0 where it does not apply.
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p);
+// channels), and its plan; half_operands: float16 or bfloat16 operands
+// (window_operands.cuh). Returns a plan with columns 0 where it does not apply.
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands = false);
 
 // The parts both shifted-window forms (this one and tap_rows_plan.h) share.
 // plan_compact_grid: the checks (one stride-1 phase, 32-bit plane sizes, the quad

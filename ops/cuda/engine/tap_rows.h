@@ -18,4 +18,11 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
                      const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                      cudaStream_t stream, int64_t staging_budget_floats);
 
+// The forward of float16 or bfloat16 tensors (as launch_half_shifted_window's) on the
+// tap-rows form's half form (window_operands.cuh), where it applies; false, having
+// done nothing, elsewhere. CT3D_TAP_ROWS=0 turns it off.
+bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,
+                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                          cudaStream_t stream);
+
 }  // namespace ct3d::cuda

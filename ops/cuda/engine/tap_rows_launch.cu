@@ -1,12 +1,13 @@
 // Host side of the tap-rows form (wgmma_tap_rows_kernel.cuh): the plan, the weights
-// packed in (width tap, channel) rows, the source staged as split quad planes a chunk
-// of samples at a time, and the launch.
+// packed in (width tap, channel) rows, the source staged as split quad planes (octet
+// planes for float16 and bfloat16) a chunk of samples at a time, and the launch.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 
 #include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/half_window_weights.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/implicit_gemm_layout.cuh"
 #include "ops/cuda/engine/mainloop_switch.h"
@@ -105,7 +106,8 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const Ta
   TapRowsPlan chunk_plan = plan;
   chunk_plan.window.channel_blocks = 1;
   chunk_plan.window.groups = problem.groups;
-  for_each_window_chunk(
+  using Output = typename Cfg::Ops::Output;
+  for_each_window_chunk<Cfg::Ops::kHalf>(
       problem, plan.window, source, stream, staging_budget_floats,
       [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
         chunk_plan.window.samples = samples;
@@ -113,13 +115,13 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const Ta
             problem.groups * samples * p.dim[0].max_positions * plan.window.column_blocks;
         const int64_t blocks = std::min<int64_t>(chunk_plan.window.tiles, multiprocessors);
         kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
-            p, chunk_plan, planes.const_data_ptr<float>(), packed.const_data_ptr<float>(),
-            bias_data, output.mutable_data_ptr<float>() + n0 * p.output_batch_stride);
+            p, chunk_plan, planes.const_data_ptr(), packed.const_data_ptr(), bias_data,
+            static_cast<Output*>(output.mutable_data_ptr()) + n0 * p.output_batch_stride);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       });
 }
 
-template <bool kExact>
+template <class Ops>
 void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
                           const TapRowsPlan& plan, const at::Tensor& source,
                           const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
@@ -130,9 +132,9 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
   };
   const bool wide = plan.window.columns == 160;
   if (plan.halves == 2) {
-    wide ? launch(TapRowsConfig<160, 2, kExact>{}) : launch(TapRowsConfig<128, 2, kExact>{});
+    wide ? launch(TapRowsConfig<160, 2, Ops>{}) : launch(TapRowsConfig<128, 2, Ops>{});
   } else {
-    wide ? launch(TapRowsConfig<160, 1, kExact>{}) : launch(TapRowsConfig<128, 1, kExact>{});
+    wide ? launch(TapRowsConfig<160, 1, Ops>{}) : launch(TapRowsConfig<128, 1, Ops>{});
   }
 }
 
@@ -151,11 +153,33 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
   }
   const at::Tensor packed = pack_tap_row_weights(problem, p, plan, weight, stream);
   if (problem.operands_exact_in_tf32) {
-    launch_configuration<true>(problem, p, plan, source, packed, bias, output, stream,
-                               staging_budget_floats);
+    launch_configuration<SplitTf32Operands<true>>(problem, p, plan, source, packed, bias, output,
+                                                  stream, staging_budget_floats);
   } else {
-    launch_configuration<false>(problem, p, plan, source, packed, bias, output, stream,
-                                staging_budget_floats);
+    launch_configuration<SplitTf32Operands<false>>(problem, p, plan, source, packed, bias, output,
+                                                   stream, staging_budget_floats);
+  }
+  return true;
+}
+
+bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,
+                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                          cudaStream_t stream) {
+  if (mainloop_switch("CT3D_TAP_ROWS") == MainloopSwitch::kNever || !wgmma_enabled()) {
+    return false;
+  }
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
+  const TapRowsPlan plan = plan_tap_rows(p, true);
+  if (plan.window.columns == 0) return false;
+  const at::Tensor packed =
+      pack_half_window_weights(problem, p, 64 * plan.halves, plan.channel_pitch,
+                               tap_rows_stage_steps(plan.halves, true), weight, stream);
+  if (source.scalar_type() == at::kHalf) {
+    launch_configuration<HalfOperands<__half>>(problem, p, plan, source, packed, bias, output,
+                                               stream, kUnlimitedStaging);
+  } else {
+    launch_configuration<HalfOperands<__nv_bfloat16>>(problem, p, plan, source, packed, bias,
+                                                      output, stream, kUnlimitedStaging);
   }
   return true;
 }

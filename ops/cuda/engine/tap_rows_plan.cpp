@@ -14,16 +14,19 @@ namespace {
 constexpr int kSharedBudgetBytes = 224 * 1024;
 constexpr int kMinSlots = 3;
 constexpr int kMaxSlots = 8;
-// A k-step's weights: 64 rows per half x 8 channels, hi and lo.
-constexpr int kHalfWeightBytes = 64 * 8 * 4 * 2;
-// The chain is flushed every 128 k: 16 k-steps.
+// A k-step's weights: 64 rows per half x 32 bytes of K (8 float32 channels, hi and
+// lo; or 16 float16 or bfloat16 channels).
+constexpr int kRowBytes = 32;
+// The chain is flushed every 16 k-steps: 128 k in float32, 256 in float16 and
+// bfloat16 (their products are exact in float32 and their results rounded to 11 or 8
+// bits: a longer chain's truncation cannot show).
 constexpr int kFlushSteps = 16;
 // Per-block cost of a column block in columns: the pipeline's fill and the epilogue.
 constexpr int kBlockOverheadColumns = 32;
 
 }  // namespace
 
-TapRowsPlan plan_tap_rows(const PhaseProblem& p) {
+TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands) {
   TapRowsPlan plan;
   ShiftedWindowPlan& window = plan.window;
   if (!plan_compact_grid(p, window)) return plan;
@@ -34,6 +37,9 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p) {
   if (rw.taps < 2 || plan.rows_used > 128) return plan;
   plan.halves = plan.rows_used > 64 ? 2 : 1;
   const int span = shift_span(rw.shift_step, rw.taps);
+  const int stage_steps = tap_rows_stage_steps(plan.halves, half_operands);
+  const int planes_per_step = half_operands ? 2 : 4;
+  const int step_weight_bytes = plan.halves * 64 * kRowBytes * (half_operands ? 1 : 2);
   // The fewest columns computed per plane, counting each block's fixed cost, among the
   // choices whose pipeline keeps kMinSlots slots beside the epilogue's partial sums.
   int64_t best_cost = INT64_MAX;
@@ -44,8 +50,7 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p) {
     // conflicts (each half-warp's 4 rows x 4 column pairs cover the 32 banks).
     const int epilogue_pitch = block + 8;
     const int epilogue_bytes = plan.rows_used * epilogue_pitch * 4;
-    const int stage_bytes =
-        tap_rows_stage_steps(plan.halves) * (4 * block * 16 + plan.halves * kHalfWeightBytes);
+    const int stage_bytes = stage_steps * (planes_per_step * block * 16 + step_weight_bytes);
     const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
     if (outputs < block / 2 || slots < kMinSlots) continue;
     const int64_t blocks = (window.plane_columns + outputs - 1) / outputs;
@@ -64,7 +69,7 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p) {
     plan.epilogue_offset = slots * stage_bytes;
     plan.shared_bytes = plan.epilogue_offset + epilogue_bytes;
   }
-  window.flush_stages = kFlushSteps / tap_rows_stage_steps(plan.halves);
+  window.flush_stages = std::max(1, kFlushSteps / stage_steps);
   if (window.columns > 0 && !plan_plane_rows(p, window)) window.columns = 0;
   return plan;
 }

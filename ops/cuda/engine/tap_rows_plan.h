@@ -16,11 +16,14 @@
 
 namespace ct3d::cuda {
 
-// 8-channel k-steps per pipeline stage: one per 64-row half, so that a stage holds
-// six wgmmas either way (docs/KERNEL_LOG.md, s4: with two halves, a whole chunk per
-// stage took 58 from 1.03 to 0.94 ms; with one, the blocks' twice wider windows left
-// 3 slots and lost 7-40 %).
-constexpr int tap_rows_stage_steps(int halves) { return halves; }
+// K-steps per pipeline stage. Float32 (8-channel k-steps): one per 64-row half, so
+// that a stage holds six wgmmas either way (docs/KERNEL_LOG.md, s4: with two halves,
+// a whole chunk per stage took 58 from 1.03 to 0.94 ms; with one, the blocks' twice
+// wider windows left 3 slots and lost 7-40 %). Float16 and bfloat16 (16-channel
+// k-steps, one wgmma each): twice as many, the same bytes per stage.
+constexpr int tap_rows_stage_steps(int halves, bool half_operands) {
+  return half_operands ? 2 * halves : halves;
+}
 // A width tap's M rows: its target channels rounded up to wgmma's 8-row core matrices.
 constexpr int kTapRowsChannelStep = 8;
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
@@ -42,8 +45,9 @@ struct TapRowsPlan {
 };
 
 // Whether the tap-rows form applies (the shifted-window GEMM's grid checks, 2 to 16
-// width taps, at most 128 rows of (width tap, channel)), and its plan.
-TapRowsPlan plan_tap_rows(const PhaseProblem& p);
+// width taps, at most 128 rows of (width tap, channel)), and its plan; half_operands:
+// float16 or bfloat16 operands (window_operands.cuh).
+TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false);
 
 // Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4): the forward.
 bool tap_rows_pays(bool input_gradient);

@@ -5,14 +5,15 @@
 // persistent (a block per multiprocessor walks tiles gridDim.x apart), so the loader
 // fills the next tile's stages while the compute warpgroups store the last one.
 //
-// A pipeline stage is (depth tap, height tap, 8-channel k-step): one thread
-// bulk-copies the window of staged rows (quad_staging.h: 2 quads x hi, lo) and the
-// packed weights of every width tap (wgmma_weight_layout.h, hi and lo of the k-step).
-// Width tap tw reads the same window at a descriptor shifted by its row offset, so
-// the mainloop has no gather and no split: per tap, three wgmmas (lo*hi, hi*lo,
-// hi*hi, small terms first; hi*hi alone for exact operands) with A = the weights and
-// B = the window. The chain is added into a float32 total every flush_stages
-// stages (at most 128 k), as in the other wgmma mainloops.
+// A pipeline stage is (depth tap, height tap, k-step): one thread bulk-copies the
+// window of staged rows (quad_staging.h: for float32 8 channels as 2 quads x hi, lo;
+// for float16 and bfloat16 16 channels as 2 octets) and the packed weights of every
+// width tap (float32: wgmma_weight_layout.h, hi and lo of the k-step; otherwise
+// half_window_weights.h). Width tap tw reads the same window at a descriptor shifted
+// by its row offset, so the mainloop has no gather and no split: per tap, the
+// k-step's products (window_operands.cuh) with A = the weights and B = the window.
+// The chain is added into a float32 total every flush_stages stages, as in the
+// other wgmma mainloops.
 #pragma once
 
 #include "ops/cuda/engine/hopper_ptx.cuh"
@@ -26,22 +27,25 @@
 
 namespace ct3d::cuda {
 
-template <int kColumns, bool kExact>
-struct ShiftedWindowConfig : WindowBlockShape<kColumns, kExact> {
-  // Per width tap in a stage: the k-step's packed weights, hi then lo.
-  static constexpr int kTapWeightBytes = kWindowBlockChannels * 8 * 4;
-  static constexpr int kTapBytes = 2 * kTapWeightBytes;
+template <int kColumns, class Operands>
+struct ShiftedWindowConfig : WindowBlockShape<kColumns, Operands> {
+  // Per width tap in a stage: the k-step's packed weights (64 rows x 32 bytes), for
+  // float32 hi then lo.
+  static constexpr int kTapWeightBytes = kWindowBlockChannels * 32;
+  static constexpr int kTapBytes = Operands::kWeightParts * kTapWeightBytes;
 };
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_shifted_window_kernel(const __grid_constant__ PhaseProblem p,
-                                const ShiftedWindowPlan plan, const float* __restrict__ planes,
-                                const float* __restrict__ packed_weight,
-                                const float* __restrict__ bias, float* __restrict__ output) {
+                                const ShiftedWindowPlan plan, const void* __restrict__ planes,
+                                const void* __restrict__ packed_weight,
+                                const float* __restrict__ bias,
+                                typename Cfg::Ops::Output* __restrict__ output) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Ops = typename Cfg::Ops;
   constexpr int kN = Cfg::kN;
-  using Mma = WgmmaShared<kN>;
+  using Mma = typename Cfg::Mma;
   extern __shared__ __align__(1024) float shared[];
   __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
   const int tid = threadIdx.x;
@@ -56,38 +60,49 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const ResidueParams& rh = p.dim[1].residue[0];
   const ResidueParams& rw = p.dim[2].residue[0];
   const int chunks = p.cin_padded / 16;
-  const int k_steps = 2 * chunks;
-  const int stages = rd.taps * rh.taps * k_steps;
-  const uint32_t quad_bytes = 16 * plan.window_pitch;  // one quad plane's window
-  const uint32_t window_bytes = 4 * quad_bytes;
+  const int stages = WindowSteps<Ops, 1>(p).stages;
+  const uint32_t plane_window_bytes = 16 * plan.window_pitch;
+  const uint32_t window_bytes = Ops::kPlanesPerStep * plane_window_bytes;
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (tid != 0) return;
-    const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
       const WindowTile tile = window_tile(p, plan, index);
-      const float* weights = packed_weight + tile.group * p.packed_group_stride +
-                             tile.channel0 * kWeightFloatsPerChannel;
-      // The packed weights of every width tap, hi and lo of the k-step.
+      // The packed weights of every width tap for the k-step.
       const auto copy_weights = [&](uint32_t destination, int, int td, int th, int k_step,
                                     uint32_t full) {
-        const int chunk = k_step >> 1, s = k_step & 1;
         const int64_t tap_dh =
             (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
         for (int tw = 0; tw < rw.taps; ++tw) {
           const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
-          const float* hi = weights + (tap * chunks + chunk) * weight_chunk_step +
-                            s * (kWindowBlockChannels / 8) * 64;
           const uint32_t tap_destination = destination + tw * Cfg::kTapBytes;
-          bulk_copy(tap_destination, hi, Cfg::kTapWeightBytes, full);
-          bulk_copy(tap_destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
-                    Cfg::kTapWeightBytes, full);
+          if constexpr (Ops::kHalf) {
+            // [group][tap][chunk][target channels x 32 bytes] (half_window_weights.h): a
+            // group is taps x cin_padded x cout_padded x 2 bytes, which is the number
+            // packed_group_stride counts in floats for float32.
+            const int64_t chunk_bytes = static_cast<int64_t>(p.cout_padded) * 32;
+            const char* weights = static_cast<const char*>(packed_weight) +
+                                  tile.group * p.packed_group_stride +
+                                  (tap * chunks + k_step) * chunk_bytes + tile.channel0 * 32;
+            bulk_copy(tap_destination, weights, Cfg::kTapWeightBytes, full);
+          } else {
+            // hi and lo of k-step s of the chunk (wgmma_weight_layout.h).
+            const int chunk = k_step >> 1, s = k_step & 1;
+            const float* hi = static_cast<const float*>(packed_weight) +
+                              tile.group * p.packed_group_stride +
+                              tile.channel0 * kWeightFloatsPerChannel +
+                              (tap * chunks + chunk) * p.cout_padded * kWeightFloatsPerChannel +
+                              s * (kWindowBlockChannels / 8) * 64;
+            bulk_copy(tap_destination, hi, Cfg::kTapWeightBytes, full);
+            bulk_copy(tap_destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
+                      Cfg::kTapWeightBytes, full);
+          }
         }
       };
-      produce_window_stages<1>(p, plan, tile, planes, shared_base, full0, empty0,
-                               rw.taps * Cfg::kTapBytes, ring, copy_weights);
+      produce_window_stages<Ops, 1>(p, plan, tile, planes, shared_base, full0, empty0,
+                                    rw.taps * Cfg::kTapBytes, ring, copy_weights);
     }
     return;
   }
@@ -116,9 +131,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int accumulate = chain_stages == 0 ? 0 : 1;
       for (int tw = 0; tw < rw.taps; ++tw) {
         const uint32_t shift = 16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
-        window_step_products<Mma, Cfg::kExactOperands>(
-            acc[0], stage + window_bytes + tw * Cfg::kTapBytes, Cfg::kTapWeightBytes,
-            columns + shift, quad_bytes, accumulate);
+        Ops::template products<Mma>(acc[0], stage + window_bytes + tw * Cfg::kTapBytes,
+                                    Cfg::kTapWeightBytes, columns + shift, plane_window_bytes,
+                                    accumulate);
         accumulate = 1;
       }
       wgmma_commit();
@@ -146,14 +161,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // 16 w + g (+ 8) at columns 8 j + 2 t (+ 1) of its warpgroup's kN.
     const int line_pitch = plan.line_pitch;
     const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
-    float* sample = output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0];
+    typename Ops::Output* sample =
+        output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int channel = tile.channel0 + 16 * warp + g + 8 * r;
       if (channel >= p.cout_per_group) continue;
       const int64_t global_channel = tile.group * p.cout_per_group + channel;
       const float channel_bias = bias != nullptr ? bias[global_channel] : 0.f;
-      float* row = sample + global_channel * p.output_channel_stride;
+      typename Ops::Output* row = sample + global_channel * p.output_channel_stride;
 #pragma unroll
       for (int j = 0; j < kN / 8; ++j) {
         const int column = tile.column0 + warpgroup * kN + 8 * j + 2 * t;
@@ -166,7 +182,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const int w = qw + e < line_pitch ? qw + e : 0;
           if (h < height && w < width) {
             row[h * p.output_stride[1] + w * p.output_stride[2]] =
-                total[0][4 * j + 2 * r + e] + channel_bias;
+                Ops::to_output(total[0][4 * j + 2 * r + e] + channel_bias);
           }
         }
       }

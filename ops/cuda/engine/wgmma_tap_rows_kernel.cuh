@@ -2,11 +2,13 @@
 // (width tap, target channel) pairs, output positions on N, both operands in shared
 // memory. Warpgroup 0 loads; warpgroups 1 and 2 compute, either each half of the
 // block's columns with all its rows (one 64-row half) or both the same columns with
-// one 64-row half each. A stage (depth tap, height tap, and one 8-channel k-step per
-// half) is the window (4 bulk copies per k-step, as the shifted-window GEMM's) and one
-// bulk copy of its weights, packed in (width tap, channel) rows (tap_rows_launch.cu).
-// Per k-step a warpgroup runs three wgmmas (lo*hi, hi*lo, hi*hi; hi*hi alone for exact
-// operands), the chain added into a float32 total every flush_stages stages. The
+// one 64-row half each. A stage (kStageSteps k-steps of the tile's (depth tap, height
+// tap, k-step) sequence, padded with zero weights) is the windows (a bulk copy per
+// plane of each k-step, as the shifted-window GEMM's) and one bulk copy of its
+// weights, packed in (width tap, channel) rows (tap_rows_launch.cu). Per k-step a
+// warpgroup runs its products (window_operands.cuh: for float32 three wgmmas, lo*hi,
+// hi*lo, hi*hi, or hi*hi alone for exact operands; for float16 and bfloat16 one),
+// the chain added into a float32 total every flush_stages stages. The
 // compute warpgroups write a tile's partial sums to shared memory and go on; the
 // producer warpgroup's other three warps add each output's width taps from there and
 // store it. Persistent grid, as the shifted-window GEMM's.
@@ -22,13 +24,13 @@
 
 namespace ct3d::cuda {
 
-template <int kColumns, int kHalves, bool kExact>
-struct TapRowsConfig : WindowBlockShape<kColumns, kExact> {
+template <int kColumns, int kHalves, class Operands>
+struct TapRowsConfig : WindowBlockShape<kColumns, Operands> {
   static constexpr int kMHalves = kHalves;
-  static constexpr int kStageSteps = tap_rows_stage_steps(kHalves);
-  // A k-step's weights: 64 rows per half x 8 channels, hi then lo.
-  static constexpr int kWeightPartBytes = 64 * kHalves * 8 * 4;
-  static constexpr int kWeightBytes = 2 * kWeightPartBytes;
+  static constexpr int kStageSteps = tap_rows_stage_steps(kHalves, Operands::kHalf);
+  // A k-step's weights: 64 rows per half x 32 bytes of K, for float32 hi then lo.
+  static constexpr int kWeightPartBytes = 64 * kHalves * 32;
+  static constexpr int kWeightBytes = Operands::kWeightParts * kWeightPartBytes;
   // The producer warpgroup's warps 1-3 run the epilogue's sums and stores.
   static constexpr int kEpilogueThreads = 96;
 };
@@ -62,12 +64,11 @@ __device__ __forceinline__ void write_tap_rows_partials(const TapRowsPlan& plan,
 // Epilogue thread `thread` of `threads`: each of the tile's outputs the sum of its
 // width taps' partials (and the bias), one output column per thread at a time, looping
 // over the channels: consecutive threads store consecutive columns of a channel.
-__device__ __forceinline__ void store_tap_rows_outputs(const PhaseProblem& p,
-                                                       const TapRowsPlan& plan,
-                                                       const WindowTile& tile,
-                                                       const float* partials, int thread,
-                                                       int threads, const float* __restrict__ bias,
-                                                       float* __restrict__ output) {
+template <class Ops>
+__device__ __forceinline__ void store_tap_rows_outputs(
+    const PhaseProblem& p, const TapRowsPlan& plan, const WindowTile& tile,
+    const float* partials, int thread, int threads, const float* __restrict__ bias,
+    typename Ops::Output* __restrict__ output) {
   static_assert(kTapRowsChannelStep % 4 == 0, "the channels are summed four at a time");
   const ResidueParams& rw = p.dim[2].residue[0];
   const ShiftedWindowPlan& window = plan.window;
@@ -78,13 +79,14 @@ __device__ __forceinline__ void store_tap_rows_outputs(const PhaseProblem& p,
   const int first_tap = rw.first_shift - window.min_width_shift;
   const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
   const float* group_bias = bias != nullptr ? bias + tile.group * p.cout_per_group : nullptr;
-  float* tile_output = output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0] +
-                       tile.group * p.cout_per_group * p.output_channel_stride;
+  typename Ops::Output* tile_output = output + tile.n * p.output_batch_stride +
+                                      tile.qd * p.output_stride[0] +
+                                      tile.group * p.cout_per_group * p.output_channel_stride;
   for (int j = thread; j < window.column_step; j += threads) {
     const int column = tile.column0 + j;
     const int h = column / window.line_pitch, w = column - h * window.line_pitch;
     if (h >= height || w >= width) continue;
-    float* out = tile_output + h * p.output_stride[1] + w * p.output_stride[2];
+    typename Ops::Output* out = tile_output + h * p.output_stride[1] + w * p.output_stride[2];
     const float* partial = partials + j + first_tap;
     // Four channels at a time, so that their loads overlap. The channel pitch is a
     // multiple of 8: the rows past the last channel exist (zero weights).
@@ -100,7 +102,7 @@ __device__ __forceinline__ void store_tap_rows_outputs(const PhaseProblem& p,
       for (int c = 0; c < 4; ++c) {
         if (channel + c < p.cout_per_group) {
           const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
-          out[(channel + c) * p.output_channel_stride] = bias_value + sum[c];
+          out[(channel + c) * p.output_channel_stride] = Ops::to_output(bias_value + sum[c]);
         }
       }
       partial += 4 * pitch;
@@ -111,11 +113,13 @@ __device__ __forceinline__ void store_tap_rows_outputs(const PhaseProblem& p,
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tap_rows_kernel(const __grid_constant__ PhaseProblem p, const TapRowsPlan plan,
-                          const float* __restrict__ planes, const float* __restrict__ tap_weights,
-                          const float* __restrict__ bias, float* __restrict__ output) {
+                          const void* __restrict__ planes, const void* __restrict__ tap_weights,
+                          const float* __restrict__ bias,
+                          typename Cfg::Ops::Output* __restrict__ output) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Ops = typename Cfg::Ops;
   constexpr int kN = Cfg::kN;
-  using Mma = WgmmaShared<kN>;
+  using Mma = typename Cfg::Mma;
   extern __shared__ __align__(1024) float shared[];
   __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
   // The partial sums' buffer: written (all compute threads arrive), read (the
@@ -137,10 +141,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads, 1);
   float* partials = shared + plan.epilogue_offset / 4;
 
-  const int stages = p.dim[0].residue[0].taps * p.dim[1].residue[0].taps * 2 * (p.cin_padded / 16) /
-                     Cfg::kStageSteps;
-  const uint32_t quad_bytes = 16 * window.window_pitch;  // one quad plane's window
-  const uint32_t window_bytes = Cfg::kStageSteps * 4 * quad_bytes;
+  const WindowSteps<Ops, Cfg::kStageSteps> steps(p);
+  const uint32_t plane_window_bytes = 16 * window.window_pitch;
+  const uint32_t window_bytes = Cfg::kStageSteps * Ops::kPlanesPerStep * plane_window_bytes;
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
@@ -149,24 +152,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x, parity ^= 1) {
         const WindowTile tile = window_tile(p, window, index);
         mbarrier_wait(partials_written, parity);
-        store_tap_rows_outputs(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads, bias,
-                               output);
+        store_tap_rows_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
+                                    bias, output);
         mbarrier_arrive(partials_read);
       }
       return;
     }
     if (tid != 0) return;
-    constexpr int kWeightFloats = Cfg::kStageSteps * Cfg::kWeightBytes / 4;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
       const WindowTile tile = window_tile(p, window, index);
-      const float* weights = tap_weights + tile.group * stages * kWeightFloats;
+      // The weights are packed in the tile's k-step order, padded to whole stages: a
+      // stage's are one run.
+      constexpr int kStageWeightBytes = Cfg::kStageSteps * Cfg::kWeightBytes;
+      const char* weights = static_cast<const char*>(tap_weights) +
+                            tile.group * int64_t{steps.stages} * kStageWeightBytes;
       const auto copy_weights = [&](uint32_t destination, int stage_index, int, int, int,
                                     uint32_t full) {
-        bulk_copy(destination, weights + stage_index * kWeightFloats, 4 * kWeightFloats, full);
+        bulk_copy(destination, weights + stage_index * kStageWeightBytes, kStageWeightBytes,
+                  full);
       };
-      produce_window_stages<Cfg::kStageSteps>(p, window, tile, planes, shared_base, full0, empty0,
-                                              4 * kWeightFloats, ring, copy_weights);
+      produce_window_stages<Ops, Cfg::kStageSteps>(p, window, tile, planes, shared_base, full0,
+                                                   empty0, Cfg::kWeightBytes, ring, copy_weights);
     }
     return;
   }
@@ -186,7 +193,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
     // (older, newer) until the wgmmas that read them are done.
     int older_slot = -1, newer_slot = -1, chain_stages = 0;
-    for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
+    for (int stage_index = 0; stage_index < steps.stages; ++stage_index, ring.advance(slots)) {
       mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
       const uint32_t stage = shared_base + ring.slot * window.stage_bytes;
       wgmma_fence();
@@ -194,13 +201,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
       for (int step = 0; step < Cfg::kStageSteps; ++step) {
         const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
-        const uint32_t columns = stage + step * 4 * quad_bytes + 16 * column_offset;
-        window_step_products<Mma, Cfg::kExactOperands>(acc[0], weights, Cfg::kWeightPartBytes,
-                                                       columns, quad_bytes, accumulate);
+        const uint32_t columns =
+            stage + step * Ops::kPlanesPerStep * plane_window_bytes + 16 * column_offset;
+        Ops::template products<Mma>(acc[0], weights, Cfg::kWeightPartBytes, columns,
+                                    plane_window_bytes, accumulate);
         accumulate = 1;
       }
       wgmma_commit();
-      if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
+      if (++chain_stages == window.flush_stages || stage_index + 1 == steps.stages) {
         wgmma_wait<0>();
         fence_accumulators(acc);
         if (older_slot >= 0) mbarrier_arrive(empty0 + 8 * older_slot);

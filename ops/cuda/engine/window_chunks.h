@@ -1,6 +1,7 @@
 // Both shifted-window launches (shifted_window_launch.cu, tap_rows_launch.cu) run
-// over the batch a chunk of samples at a time: the chunk's source staged as split
-// quad planes on the plan's compact grid, then the kernel.
+// over the batch a chunk of samples at a time: the chunk's source staged on the
+// plan's compact grid (quad_staging.h: split quad planes, or octet planes for
+// float16 and bfloat16), then the kernel.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,8 +16,8 @@
 namespace ct3d::cuda {
 
 // Calls launch(planes, first sample, samples) per chunk, chunks sized so that the
-// quad planes stay within staging_budget_floats.
-template <class Launch>
+// planes stay within staging_budget_floats (counted as 4-byte floats).
+template <bool kHalfOperands, class Launch>
 void for_each_window_chunk(const GatherProblem& problem, const ShiftedWindowPlan& plan,
                            const at::Tensor& source, cudaStream_t stream,
                            int64_t staging_budget_floats, Launch&& launch) {
@@ -25,12 +26,16 @@ void for_each_window_chunk(const GatherProblem& problem, const ShiftedWindowPlan
   layout.staged_extent[1] = plan.plane_lines;
   layout.staged_extent[2] = plan.line_pitch;
   const int64_t batch = source.size(0);
-  const int64_t chunk = staging_chunk_samples(quad_planes_floats(layout, plan.plane_rows),
-                                              staging_budget_floats, batch);
+  const int64_t sample_floats = kHalfOperands
+                                    ? (octet_planes_bytes(layout, plan.plane_rows) + 3) / 4
+                                    : quad_planes_floats(layout, plan.plane_rows);
+  const int64_t chunk = staging_chunk_samples(sample_floats, staging_budget_floats, batch);
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
-    launch(stage_split_quads(layout, plan.plane_rows, source.narrow(0, n0, samples), stream), n0,
-           samples);
+    const at::Tensor chunk_source = source.narrow(0, n0, samples);
+    launch(kHalfOperands ? stage_octets(layout, plan.plane_rows, chunk_source, stream)
+                         : stage_split_quads(layout, plan.plane_rows, chunk_source, stream),
+           n0, samples);
   }
 }
 

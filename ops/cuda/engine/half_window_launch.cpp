@@ -1,0 +1,28 @@
+#include "ops/cuda/engine/half_window.h"
+
+#include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/mainloop_switch.h"
+#include "ops/cuda/engine/shifted_window.h"
+#include "ops/cuda/engine/tap_rows.h"
+
+namespace ct3d::cuda {
+
+bool launch_half_window(const GatherProblem& problem, const at::Tensor& source,
+                        const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                        cudaStream_t stream) {
+  if (mainloop_switch("CT3D_HALF_WINDOW") == MainloopSwitch::kNever ||
+      !implicit_gemm_supports(problem, at::kFloat)) {
+    return false;
+  }
+  // The float32 forward's order: the shifted-window GEMM where it pays (or wherever it
+  // applies, with CT3D_SHIFTED_WINDOW=1), else the tap-rows form; then the
+  // shifted-window GEMM wherever it applies, since the alternative here is the widened
+  // float32 path, not another half mainloop.
+  const bool window_first = mainloop_switch("CT3D_SHIFTED_WINDOW") == MainloopSwitch::kAlways;
+  return launch_half_shifted_window(problem, source, weight, bias, output, stream,
+                                    !window_first) ||
+         launch_half_tap_rows(problem, source, weight, bias, output, stream) ||
+         launch_half_shifted_window(problem, source, weight, bias, output, stream, false);
+}
+
+}  // namespace ct3d::cuda

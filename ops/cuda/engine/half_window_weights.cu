@@ -1,0 +1,91 @@
+#include "ops/cuda/engine/half_window_weights.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ct3d::cuda {
+namespace {
+
+struct HalfWeightPacking {
+  WeightLayout layout;
+  int cin_per_group, cout_per_group, chunks, kernel_h, kernel_w;
+  int rows, channel_pitch;
+  int64_t outers, steps_per_group;  // outers x chunks, padded
+  ResidueParams rd, rh, rw;
+};
+
+// Thread: one value of the packed layout (half_window_weights.h), moved as raw bits.
+__global__ void pack_half_window_weights_kernel(const uint16_t* __restrict__ weight,
+                                                uint16_t* __restrict__ packed, int64_t total,
+                                                const HalfWeightPacking s) {
+  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
+       index += int64_t(gridDim.x) * blockDim.x) {
+    const int e = static_cast<int>(index & 7);
+    const int row_in_group = static_cast<int>((index >> 3) & 7);
+    const int k_half = static_cast<int>((index >> 6) & 1);
+    int64_t rest = index >> 7;
+    const int row = static_cast<int>(rest % (s.rows / 8)) * 8 + row_in_group;
+    rest /= s.rows / 8;
+    const int64_t step = rest % s.steps_per_group;
+    const int64_t group = rest / s.steps_per_group;
+    const int64_t outer = step / s.chunks;
+    const int chunk = static_cast<int>(step - outer * s.chunks);
+    const int in_channel = chunk * 16 + 8 * k_half + e;
+    int64_t tap = outer;
+    int channel = row;
+    bool valid = outer < s.outers;
+    if (s.channel_pitch > 0) {
+      const int tw = row / s.channel_pitch;
+      channel = row - tw * s.channel_pitch;
+      const int td = static_cast<int>(outer / s.rh.taps);
+      const int th = static_cast<int>(outer - td * s.rh.taps);
+      tap = ((s.rd.first_tap + td * s.rd.tap_step) * int64_t{s.kernel_h} + s.rh.first_tap +
+             th * s.rh.tap_step) *
+                s.kernel_w +
+            s.rw.first_tap + tw * s.rw.tap_step;
+      valid = valid && tw < s.rw.taps;
+    }
+    uint16_t value = 0;
+    if (valid && channel < s.cout_per_group && in_channel < s.cin_per_group) {
+      value = weight[group * s.layout.group_stride + in_channel * s.layout.reduce_stride +
+                     channel * s.layout.target_stride + tap];
+    }
+    packed[index] = value;
+  }
+}
+
+}  // namespace
+
+at::Tensor pack_half_window_weights(const GatherProblem& problem, const PhaseProblem& p, int rows,
+                                    int channel_pitch, int stage_steps, const at::Tensor& weight,
+                                    cudaStream_t stream) {
+  TORCH_INTERNAL_ASSERT(weight.element_size() == 2 && weight.is_contiguous() && rows % 8 == 0);
+  HalfWeightPacking s{};
+  s.layout = problem.weight;
+  s.cin_per_group = p.cin_per_group;
+  s.cout_per_group = p.cout_per_group;
+  s.chunks = p.cin_padded / 16;
+  s.kernel_h = p.kernel_h;
+  s.kernel_w = p.kernel_w;
+  s.rows = rows;
+  s.channel_pitch = channel_pitch;
+  s.rd = p.dim[0].residue[0];
+  s.rh = p.dim[1].residue[0];
+  s.rw = p.dim[2].residue[0];
+  s.outers = channel_pitch > 0 ? int64_t{s.rd.taps} * s.rh.taps : problem.taps();
+  s.steps_per_group = (s.outers * s.chunks + stage_steps - 1) / stage_steps * stage_steps;
+  const int64_t total = problem.groups * s.steps_per_group * int64_t{rows} * 16;
+  at::Tensor packed = at::empty({total}, weight.options());
+  constexpr int kPackThreads = 256;
+  const int64_t blocks = std::min<int64_t>((total + kPackThreads - 1) / kPackThreads, 4096);
+  pack_half_window_weights_kernel<<<blocks, kPackThreads, 0, stream>>>(
+      static_cast<const uint16_t*>(weight.const_data_ptr()),
+      static_cast<uint16_t*>(packed.mutable_data_ptr()), total, s);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return packed;
+}
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,90 @@
+// How the shifted-window kernels (wgmma_shifted_window_kernel.cuh,
+// wgmma_tap_rows_kernel.cuh) hold their operands, and one k-step's products:
+// - SplitTf32Operands: float32 split into TF32 hi and lo (quad planes, quad_staging.h).
+//   A k-step is 8 channels in 4 planes (hi and lo of two quads), the weights hi then
+//   lo; three products (lo*hi, hi*lo, hi*hi), hi*hi alone where the operands are exact.
+// - HalfOperands: float16 or bfloat16 as they are (octet planes, quad_staging.h). A
+//   k-step is 16 channels in 2 planes of 8, the weights once; one product.
+// Both give every position and core-matrix row 16 bytes of K per plane, so the
+// windows, their shifts and the weights' core matrices are the same bytes.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ops/cuda/engine/hopper_ptx.cuh"
+#include "ops/cuda/engine/wgmma_instructions.cuh"
+
+namespace ct3d::cuda {
+
+template <bool kExact>
+struct SplitTf32Operands {
+  using Output = float;
+  static constexpr bool kHalf = false;
+  static constexpr bool kExactOperands = kExact;
+  static constexpr int kStepChannels = 8;
+  static constexpr int kPlanesPerStep = 4;
+  static constexpr int kWeightParts = 2;  // hi, lo
+  template <int kN>
+  using Mma = WgmmaShared<kN>;
+
+  static __device__ __forceinline__ float to_output(float value) { return value; }
+
+  // Small terms first; accumulate 0 starts a new chain. A: the weights' hi part at
+  // `weights`, the lo part `weight_part_bytes` on (K-major core matrices, the k-step's
+  // two halves 128 bytes apart, 8-row groups 256 bytes apart). B: the window's columns,
+  // hi quads at `columns`, lo quads one plane (plane_bytes) on, the k-step's second
+  // quad two planes on.
+  template <class Mma, int kAccumulators>
+  static __device__ __forceinline__ void products(float (&acc)[kAccumulators], uint32_t weights,
+                                                  uint32_t weight_part_bytes, uint32_t columns,
+                                                  uint32_t plane_bytes, int accumulate) {
+    const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
+    const uint64_t b_hi = matrix_descriptor(columns, 2 * plane_bytes, 128);
+    const uint64_t a_lo = matrix_descriptor(weights + weight_part_bytes, 128, 256);
+    const uint64_t b_lo = matrix_descriptor(columns + plane_bytes, 2 * plane_bytes, 128);
+    if constexpr (!kExact) {
+      Mma::run(acc, a_lo, b_hi, accumulate);
+      Mma::run(acc, a_hi, b_lo, 1);
+      accumulate = 1;
+    }
+    Mma::run(acc, a_hi, b_hi, accumulate);
+  }
+};
+
+template <class Element>
+struct HalfOperands {
+  using Output = Element;
+  static constexpr bool kHalf = true;
+  static constexpr bool kExactOperands = true;
+  static constexpr int kStepChannels = 16;
+  static constexpr int kPlanesPerStep = 2;
+  static constexpr int kWeightParts = 1;
+  template <int kN>
+  using Mma = std::conditional_t<std::is_same_v<Element, __half>, WgmmaSharedF16<kN>,
+                                 WgmmaSharedBf16<kN>>;
+
+  static __device__ __forceinline__ Element to_output(float value) {
+    if constexpr (std::is_same_v<Element, __half>) {
+      return __float2half_rn(value);
+    } else {
+      return __float2bfloat16_rn(value);
+    }
+  }
+
+  // A: the weights at `weights` (core matrices as SplitTf32Operands', 8 values per
+  // row). B: the window's columns, channels 0-7 of the k-step at `columns`, 8-15 one
+  // plane on.
+  template <class Mma, int kAccumulators>
+  static __device__ __forceinline__ void products(float (&acc)[kAccumulators], uint32_t weights,
+                                                  uint32_t, uint32_t columns,
+                                                  uint32_t plane_bytes, int accumulate) {
+    Mma::run(acc, matrix_descriptor(weights, 128, 256),
+             matrix_descriptor(columns, plane_bytes, 128), accumulate);
+  }
+};
+
+}  // namespace ct3d::cuda
