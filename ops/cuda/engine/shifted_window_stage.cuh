@@ -80,17 +80,69 @@ struct WindowSteps {
         stages((total + kStageSteps - 1) / kStageSteps) {}
 };
 
-// The producer's walk over one tile: for every stage it waits for the slot,
-// bulk-copies the window of each k-step's planes (Ops::kPlanesPerStep planes of
-// window_rows x 16 bytes, one plane window apart in shared memory; a padding k-step
-// repeats the one before) and calls copy_weights(stage address past the windows,
-// stage index, depth tap, height tap and k-step of the stage's first k-step, full
-// barrier) for the weights. `ring` is the block's position over its tiles. The full
-// barrier expects the windows' bytes + step_weight_bytes per k-step.
+// The producer's walk over one tile where kStageSteps divides the k-steps of a (depth
+// tap, height tap) (always in float32): for every stage it waits for the slot,
+// bulk-copies the windows of its k-steps' planes (Ops::kPlanesPerStep per k-step, one
+// run: window_rows x 16 bytes each, one plane window apart in shared memory) and calls
+// copy_weights(stage address past the windows, stage index, depth tap, height tap,
+// first k-step, full barrier) for the weights. `ring` is the block's position over its
+// tiles. The full barrier expects the windows' bytes + step_weight_bytes per k-step.
+// Kept lean: the producer's per-stage work is on the short stages' critical path.
 template <class Ops, int kStageSteps, class CopyWeights>
-__device__ __forceinline__ void produce_window_stages(
+__device__ __forceinline__ void produce_window_runs(
     const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
-    const void* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
+    const char* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
+    uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
+  const ResidueParams& rd = p.dim[0].residue[0];
+  const ResidueParams& rh = p.dim[1].residue[0];
+  const int k_steps = p.cin_padded / Ops::kStepChannels;
+  const int stages = rd.taps * rh.taps * k_steps / kStageSteps;
+  const uint32_t plane_window_bytes = 16 * plan.window_pitch;
+  const int64_t plane_bytes = 16 * plan.plane_rows;
+  const char* group_planes =
+      planes + (tile.n * plan.groups + tile.group) * k_steps * Ops::kPlanesPerStep * plane_bytes;
+  const int64_t first_row =
+      plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
+  const uint32_t expected =
+      kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
+  int td = 0, th = 0, k_step = 0;
+  // Not unrolled: ptxas unrolled this loop by 2 in some instances, spilling the
+  // producer's registers.
+#pragma unroll 1
+  for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(plan.slots)) {
+    mbarrier_wait(empty0 + 8 * ring.slot, ring.phase ^ 1);
+    const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
+    const uint32_t full = full0 + 8 * ring.slot;
+    mbarrier_arrive_expect_bytes(full, expected);
+    const int64_t row = first_row + (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
+                        (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
+    const char* source = group_planes + k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
+#pragma unroll
+    for (int i = 0; i < Ops::kPlanesPerStep * kStageSteps; ++i) {
+      bulk_copy(stage + i * plane_window_bytes, source + i * plane_bytes, 16 * plan.window_rows,
+                full);
+    }
+    copy_weights(stage + Ops::kPlanesPerStep * kStageSteps * plane_window_bytes, stage_index, td,
+                 th, k_step, full);
+    k_step += kStageSteps;
+    if (k_step == k_steps) {
+      k_step = 0;
+      if (++th == rh.taps) {
+        th = 0;
+        ++td;
+      }
+    }
+  }
+}
+
+// The same walk where kStageSteps does not divide a (depth tap, height tap)'s k-steps
+// (float16 and bfloat16 only): a stage's k-steps may cross to the next height or depth
+// tap, each its own window, and the last stage is padded with k-steps that repeat the
+// one before (their weights are zero: WindowSteps).
+template <class Ops, int kStageSteps, class CopyWeights>
+__device__ __forceinline__ void produce_window_steps(
+    const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
+    const char* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
     uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
   const ResidueParams& rd = p.dim[0].residue[0];
   const ResidueParams& rh = p.dim[1].residue[0];
@@ -98,15 +150,15 @@ __device__ __forceinline__ void produce_window_stages(
   const WindowSteps<Ops, kStageSteps> steps(p);
   const uint32_t plane_window_bytes = 16 * plan.window_pitch;
   const int64_t plane_bytes = 16 * plan.plane_rows;
-  const char* group_planes = static_cast<const char*>(planes) +
-                             (tile.n * plan.groups + tile.group) * k_steps *
-                                 Ops::kPlanesPerStep * plane_bytes;
+  const char* group_planes =
+      planes + (tile.n * plan.groups + tile.group) * k_steps * Ops::kPlanesPerStep * plane_bytes;
   const int64_t first_row =
       plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
   const uint32_t expected =
       kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
   int td = 0, th = 0, k_step = 0, step_index = 0;
   const char* source = group_planes;
+#pragma unroll 1
   for (int stage_index = 0; stage_index < steps.stages;
        ++stage_index, ring.advance(plan.slots)) {
     mbarrier_wait(empty0 + 8 * ring.slot, ring.phase ^ 1);
@@ -138,6 +190,24 @@ __device__ __forceinline__ void produce_window_stages(
     copy_weights(stage + kStageSteps * Ops::kPlanesPerStep * plane_window_bytes, stage_index,
                  first_td, first_th, first_k_step, full);
   }
+}
+
+// A tile's stages, by whichever walk fits (produce_window_runs, produce_window_steps).
+template <class Ops, int kStageSteps, class CopyWeights>
+__device__ __forceinline__ void produce_window_stages(
+    const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
+    const void* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
+    uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
+  const char* bytes = static_cast<const char*>(planes);
+  if constexpr (Ops::kHalf && kStageSteps > 1) {
+    if ((p.cin_padded / Ops::kStepChannels) % kStageSteps != 0) {
+      produce_window_steps<Ops, kStageSteps>(p, plan, tile, bytes, shared_base, full0, empty0,
+                                             step_weight_bytes, ring, copy_weights);
+      return;
+    }
+  }
+  produce_window_runs<Ops, kStageSteps>(p, plan, tile, bytes, shared_base, full0, empty0,
+                                        step_weight_bytes, ring, copy_weights);
 }
 
 }  // namespace ct3d::cuda

@@ -67,36 +67,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (tid != 0) return;
+    // The packed weights, in bytes: float32's layout (wgmma_weight_layout.h: per (tap,
+    // chunk) cout_padded x 32 floats, k-step s of the chunk 2 KB on, its lo part 4 KB
+    // on), or the half form's [group][tap][chunk][target channels x 32 bytes]
+    // (half_window_weights.h: a group is taps x cin_padded x cout_padded x 2 bytes, the
+    // number packed_group_stride counts in floats for float32).
+    constexpr int kChannelBytes = Ops::kHalf ? 32 : kWeightFloatsPerChannel * 4;
+    const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kChannelBytes;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
       const WindowTile tile = window_tile(p, plan, index);
-      // The packed weights of every width tap for the k-step.
+      const char* weights = static_cast<const char*>(packed_weight) +
+                            tile.group * p.packed_group_stride * (Ops::kHalf ? 1 : 4) +
+                            tile.channel0 * kChannelBytes;
+      // The packed weights of every width tap for the k-step (float32: hi and lo).
       const auto copy_weights = [&](uint32_t destination, int, int td, int th, int k_step,
                                     uint32_t full) {
+        const int chunk = Ops::kHalf ? k_step : k_step >> 1;
+        const int s = Ops::kHalf ? 0 : k_step & 1;
         const int64_t tap_dh =
             (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
         for (int tw = 0; tw < rw.taps; ++tw) {
           const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
+          const char* hi =
+              weights + (tap * chunks + chunk) * weight_chunk_step + s * Cfg::kTapWeightBytes;
           const uint32_t tap_destination = destination + tw * Cfg::kTapBytes;
-          if constexpr (Ops::kHalf) {
-            // [group][tap][chunk][target channels x 32 bytes] (half_window_weights.h): a
-            // group is taps x cin_padded x cout_padded x 2 bytes, which is the number
-            // packed_group_stride counts in floats for float32.
-            const int64_t chunk_bytes = static_cast<int64_t>(p.cout_padded) * 32;
-            const char* weights = static_cast<const char*>(packed_weight) +
-                                  tile.group * p.packed_group_stride +
-                                  (tap * chunks + k_step) * chunk_bytes + tile.channel0 * 32;
-            bulk_copy(tap_destination, weights, Cfg::kTapWeightBytes, full);
-          } else {
-            // hi and lo of k-step s of the chunk (wgmma_weight_layout.h).
-            const int chunk = k_step >> 1, s = k_step & 1;
-            const float* hi = static_cast<const float*>(packed_weight) +
-                              tile.group * p.packed_group_stride +
-                              tile.channel0 * kWeightFloatsPerChannel +
-                              (tap * chunks + chunk) * p.cout_padded * kWeightFloatsPerChannel +
-                              s * (kWindowBlockChannels / 8) * 64;
-            bulk_copy(tap_destination, hi, Cfg::kTapWeightBytes, full);
-            bulk_copy(tap_destination + Cfg::kTapWeightBytes, hi + kWindowBlockChannels * kBlockK,
+          bulk_copy(tap_destination, hi, Cfg::kTapWeightBytes, full);
+          if constexpr (!Ops::kHalf) {
+            // The lo part: the chunk's second 64 x 16 floats.
+            bulk_copy(tap_destination + Cfg::kTapWeightBytes, hi + 2 * Cfg::kTapWeightBytes,
                       Cfg::kTapWeightBytes, full);
           }
         }
