@@ -169,7 +169,8 @@ def bench_arguments(description, default_reps, default_name="bench"):
     """The command line every benchmark takes."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--problems", default="level1",
-                        help="level1, wide (bench/wide_layers.py) or numbers, comma-separated")
+                        help="level1, wide, narrow (bench/wide_layers.py) and problem "
+                             "numbers, comma-separated")
     parser.add_argument("--name", default=default_name, help="result file stem in --out")
     parser.add_argument("--reps", type=int, default=default_reps)
     parser.add_argument("--warmup", type=int, default=3)
@@ -200,14 +201,12 @@ def run_all(args, run_problem_fn, progress):
 
 
 def problem_numbers(spec):
-    """'level1', 'wide', 'narrow', or a comma-separated list of problem numbers."""
-    if spec == "level1":
-        return [p.number for p in PROBLEMS]
-    if spec == "wide":
-        return [p.number for p in WIDE_LAYERS]
-    if spec == "narrow":
-        return [p.number for p in NARROW_LAYERS]
-    return [int(n) for n in spec.split(",")]
+    """A comma-separated list of 'level1', 'wide', 'narrow' and problem numbers."""
+    sets = {"level1": PROBLEMS, "wide": WIDE_LAYERS, "narrow": NARROW_LAYERS}
+    numbers = []
+    for part in spec.split(","):
+        numbers += [p.number for p in sets[part]] if part in sets else [int(part)]
+    return numbers
 
 
 def timed_on_and_off(variable, fn, inputs, warmup, reps):
@@ -233,11 +232,7 @@ def ab_arguments(switch=None):
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    chosen = []
-    for part in args.problems.split(","):
-        chosen += (PROBLEMS if part == "level1" else WIDE_LAYERS if part == "wide"
-                   else NARROW_LAYERS if part == "narrow" else [ALL_PROBLEMS[int(part)]])
-    return args, chosen
+    return args, [ALL_PROBLEMS[number] for number in problem_numbers(args.problems)]
 
 
 def geomean(rows, key):
