@@ -30,6 +30,7 @@ CASES = [
     (1, 64, 64, (6, 3, 10), (5, 1, 1), ONE, ZERO, ZERO, 1, ONE),
     (3, 8, 64, ONE, (2, 2, 2), ONE, ZERO, ZERO, 1, ONE),
     (1, 16, 192, (5, 6, 21), (3, 3, 5), ONE, (1, 1, 2), ZERO, 1, ONE),
+    (2, 24, 32, (3, 5, 20), (3, 5, 5), ONE, ONE, ZERO, 1, ONE),      # half form: 32 of 64 used
 ]
 
 
@@ -69,6 +70,12 @@ def test_forward_half_types(params, dtype, monkeypatch):
 def test_forward_half_channels_last_output(monkeypatch):
     check_half_forward(edge_case(CASES[0], bias=True), torch.float16, monkeypatch, switches("1"),
                        torch.channels_last_3d)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[4], CASES[8]])
+def test_input_gradient_half_types(params, dtype, monkeypatch):
+    check_input_gradient(params, monkeypatch, switches("1"), dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

@@ -74,6 +74,12 @@ def test_forward_half_channels_last_output(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[4], CASES[7]])
+def test_input_gradient_half_types(params, dtype, monkeypatch):
+    check_input_gradient(params, monkeypatch, switches("1"), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_forward_half_types_widened(dtype, monkeypatch):
     """CT3D_HALF_WINDOW=0: the float32 kernel on widened operands, one TF32 product each."""
     check_half_forward(edge_case(CASES[1], bias=True), dtype, monkeypatch,

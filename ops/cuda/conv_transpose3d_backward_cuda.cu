@@ -1,7 +1,8 @@
 // CUDA kernels of the two backward ops. float32 runs on the implicit-GEMM engine
 // (3xTF32 tensor cores): dL/dx through the forward's gathering GEMM as a strided
 // convolution of dL/dy, dL/dw through the split-reduction GEMM; float16 and bfloat16
-// as float32 on widened operands (ops/reduced_precision.h). float64, and sizes past
+// as float32 on widened operands (ops/reduced_precision.h), except dL/dx where the
+// engine's half form applies (engine/half_window.h). float64, and sizes past
 // the engine's index limits, run direct loops: one thread per element of dL/dx and
 // one block per element of dL/dw (a block-wide sum over batch and positions,
 // accumulated in double).
@@ -18,6 +19,7 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/half_window.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
@@ -149,6 +151,18 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
   return grad_input;
 }
 
+at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
+                                    const at::Tensor& weight) {
+  at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
+  if (grad_input.numel() == 0 || grad_output.numel() == 0) return at::Tensor();
+  const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry_of(args));
+  if (!cuda::launch_half_window(problem, grad_output.contiguous(), weight.contiguous(),
+                                at::Tensor(), grad_input, c10::cuda::getCurrentCUDAStream())) {
+    return at::Tensor();
+  }
+  return grad_input;
+}
+
 at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
                                                 const at::Tensor& weight,
                                                 c10::SymIntArrayRef input_size,
@@ -160,6 +174,10 @@ at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
   check_backward_tensor_cuda(grad_output);
   const c10::cuda::CUDAGuard device_guard(grad_output.device());
   if (is_reduced_precision(grad_output)) {
+    if (at::Tensor grad_input = half_input_gradient_cuda(args, grad_output, weight);
+        grad_input.defined()) {
+      return grad_input;
+    }
     return input_gradient_cuda(args, widened(grad_output), widened(weight), true)
         .to(grad_output.scalar_type());
   }

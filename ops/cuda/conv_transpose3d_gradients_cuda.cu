@@ -3,7 +3,8 @@
 // gradient's staging pass also sums dL/db, and when the input gradient's GEMM reads
 // grad_output in the same staged layout it runs on that copy, chunk by chunk. The
 // rest (float64, other layouts) runs each gradient's own path; float16 and bfloat16
-// run as float32 on widened operands.
+// run as float32 on widened operands, but for the input gradient on the engine's half
+// form where it applies.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -84,12 +85,18 @@ Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at
   if (!is_reduced_precision(grad_output)) {
     return gradients_cuda(args, grad_output, input, weight, output_mask, false);
   }
+  // The input gradient on the engine's half form where it applies, the rest widened.
+  const at::Tensor half_grad_input =
+      output_mask[0] ? half_input_gradient_cuda(args, grad_output, weight) : at::Tensor();
+  std::array<bool, 3> widened_mask = output_mask;
+  widened_mask[0] = output_mask[0] && !half_grad_input.defined();
   const auto [grad_input, grad_weight, grad_bias] = gradients_cuda(
-      args, widened(grad_output), widened(input), widened(weight), output_mask, true);
+      args, widened(grad_output), widened(input), widened(weight), widened_mask, true);
   const auto rounded = [&](const at::Tensor& t) {
     return t.defined() ? t.to(grad_output.scalar_type()) : t;
   };
-  return {rounded(grad_input), rounded(grad_weight), rounded(grad_bias)};
+  return {half_grad_input.defined() ? half_grad_input : rounded(grad_input), rounded(grad_weight),
+          rounded(grad_bias)};
 }
 
 }  // namespace ct3d

@@ -1,6 +1,6 @@
 // The two gradients on CUDA after their argument checks, shared by the backward ops
-// and the all-gradients op (conv_transpose3d_gradients_cuda.cu). float32 or float64
-// tensors on the current device.
+// and the all-gradients op (conv_transpose3d_gradients_cuda.cu), on the current
+// device: float32 or float64 tensors, except half_input_gradient_cuda's.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -17,6 +17,11 @@ void check_backward_tensor_cuda(const at::Tensor& tensor);
 // product per multiply-add is exact).
 at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                const at::Tensor& weight, bool operands_exact_in_tf32);
+
+// float16 or bfloat16: the input gradient on the engine's half form
+// (engine/half_window.h) where it applies (stride 1, sm_90a); undefined elsewhere.
+at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
+                                    const at::Tensor& weight);
 
 at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& input,
                                 const at::Tensor& grad_output, bool operands_exact_in_tf32);

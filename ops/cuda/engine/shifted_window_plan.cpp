@@ -70,9 +70,11 @@ bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan) {
 
 ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands) {
   ShiftedWindowPlan plan;
-  // Blocks of 64 target channels, at most a quarter of them padding.
+  // Blocks of 64 target channels, at most a quarter of them padding; half for the
+  // float16 / bfloat16 form, whose alternative is the widened float32 path.
   const int used = p.cout_per_group % kWindowBlockChannels;
-  if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < 48)) return plan;
+  const int least_used = half_operands ? 32 : 48;
+  if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < least_used)) return plan;
   if (!plan_compact_grid(p, plan)) return plan;
   const ResidueParams& rw = p.dim[2].residue[0];
   // The fewest columns computed per plane, counting each block's fixed cost.

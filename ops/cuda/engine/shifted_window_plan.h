@@ -51,7 +51,8 @@ struct ShiftedWindowPlan {
 };
 
 // Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
-// blocks of 64 target channels of which at least 48 are used, at most 16 width taps,
+// blocks of 64 target channels of which at least 48 are used (32 for the half
+// form), at most 16 width taps,
 // at least 3 stages in shared memory, 32-bit plane sizes, at most 262140 padded
 // channels), and its plan; half_operands: float16 or bfloat16 operands
 // (window_operands.cuh). Returns a plan with columns 0 where it does not apply.
