@@ -62,8 +62,9 @@ for bench in ${CT3D_BENCH:-forward training}; do
     # float16 and bfloat16 forward, float16 step (few repetitions: the tables, not the noise).
     half)
       for dtype in float16 bfloat16; do
-        python3 bench/bench.py --dtype $dtype --reps 5 --warmup 1 --input-sets 1 \
-          --name half_$dtype --out "$LOGS" 2>&1 | tail -11
+        problems=level1; [ $dtype = float16 ] && problems=level1,narrow,wide
+        python3 bench/bench.py --dtype $dtype --problems $problems --reps 5 --warmup 1 \
+          --input-sets 1 --name half_$dtype --out "$LOGS" 2>&1 | grep -E "^\[|geomean"
       done
       python3 bench/bench_training.py --dtype float16 --reps 3 --warmup 1 --input-sets 1 \
         --name training_float16 --out "$LOGS" 2>&1 | tail -10 ;;
