@@ -80,50 +80,6 @@ struct WindowSteps {
         stages((total + kStageSteps - 1) / kStageSteps) {}
 };
 
-// Where a tile's windows come from: the source of the window of (depth tap td, height
-// tap th, k-step k_step) in the staged planes, and the step to the next k-steps (k-step
-// fastest, then height tap, then depth tap).
-template <class Ops>
-struct TileWindows {
-  const ResidueParams& rd;
-  const ResidueParams& rh;
-  const ShiftedWindowPlan& plan;
-  int k_steps;
-  int64_t plane_bytes;
-  const char* group_planes;
-  int64_t first_row;
-  int td = 0, th = 0, k_step = 0;
-
-  __device__ __forceinline__ TileWindows(const PhaseProblem& p, const ShiftedWindowPlan& plan_,
-                                         const WindowTile& tile, const char* planes)
-      : rd(p.dim[0].residue[0]),
-        rh(p.dim[1].residue[0]),
-        plan(plan_),
-        k_steps(p.cin_padded / Ops::kStepChannels),
-        plane_bytes(16 * plan_.plane_rows),
-        group_planes(planes + (tile.n * plan_.groups + tile.group) * k_steps *
-                                  Ops::kPlanesPerStep * plane_bytes),
-        first_row(plan_.origin + tile.qd * plan_.plane_pitch + tile.column0 +
-                  plan_.min_width_shift) {}
-
-  __device__ __forceinline__ const char* source() const {
-    const int64_t row = first_row + (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
-                        (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
-    return group_planes + k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
-  }
-  // By `steps` k-steps that stay within one (depth tap, height tap) or end it.
-  __device__ __forceinline__ void advance(int steps) {
-    k_step += steps;
-    if (k_step == k_steps) {
-      k_step = 0;
-      if (++th == rh.taps) {
-        th = 0;
-        ++td;
-      }
-    }
-  }
-};
-
 // The producer's walk over one tile where kStageSteps divides the k-steps of a (depth
 // tap, height tap) (always in float32): for every stage it waits for the slot,
 // bulk-copies the windows of its k-steps' planes (Ops::kPlanesPerStep per k-step, one
@@ -137,11 +93,19 @@ __device__ __forceinline__ void produce_window_runs(
     const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
     const char* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
     uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
-  TileWindows<Ops> windows(p, plan, tile, planes);
-  const int stages = windows.rd.taps * windows.rh.taps * windows.k_steps / kStageSteps;
+  const ResidueParams& rd = p.dim[0].residue[0];
+  const ResidueParams& rh = p.dim[1].residue[0];
+  const int k_steps = p.cin_padded / Ops::kStepChannels;
+  const int stages = rd.taps * rh.taps * k_steps / kStageSteps;
   const uint32_t plane_window_bytes = 16 * plan.window_pitch;
+  const int64_t plane_bytes = 16 * plan.plane_rows;
+  const char* group_planes =
+      planes + (tile.n * plan.groups + tile.group) * k_steps * Ops::kPlanesPerStep * plane_bytes;
+  const int64_t first_row =
+      plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
   const uint32_t expected =
       kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
+  int td = 0, th = 0, k_step = 0;
   // Not unrolled: ptxas unrolled this loop by 2 in some instances, spilling the
   // producer's registers.
 #pragma unroll 1
@@ -150,15 +114,24 @@ __device__ __forceinline__ void produce_window_runs(
     const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
     mbarrier_arrive_expect_bytes(full, expected);
-    const char* source = windows.source();
+    const int64_t row = first_row + (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
+                        (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
+    const char* source = group_planes + k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
 #pragma unroll
     for (int i = 0; i < Ops::kPlanesPerStep * kStageSteps; ++i) {
-      bulk_copy(stage + i * plane_window_bytes, source + i * windows.plane_bytes,
-                16 * plan.window_rows, full);
+      bulk_copy(stage + i * plane_window_bytes, source + i * plane_bytes, 16 * plan.window_rows,
+                full);
     }
-    copy_weights(stage + Ops::kPlanesPerStep * kStageSteps * plane_window_bytes, stage_index,
-                 windows.td, windows.th, windows.k_step, full);
-    windows.advance(kStageSteps);
+    copy_weights(stage + Ops::kPlanesPerStep * kStageSteps * plane_window_bytes, stage_index, td,
+                 th, k_step, full);
+    k_step += kStageSteps;
+    if (k_step == k_steps) {
+      k_step = 0;
+      if (++th == rh.taps) {
+        th = 0;
+        ++td;
+      }
+    }
   }
 }
 
@@ -171,13 +144,20 @@ __device__ __forceinline__ void produce_window_steps(
     const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
     const char* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
     uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
-  TileWindows<Ops> windows(p, plan, tile, planes);
+  const ResidueParams& rd = p.dim[0].residue[0];
+  const ResidueParams& rh = p.dim[1].residue[0];
+  const int k_steps = p.cin_padded / Ops::kStepChannels;
   const WindowSteps<Ops, kStageSteps> steps(p);
   const uint32_t plane_window_bytes = 16 * plan.window_pitch;
+  const int64_t plane_bytes = 16 * plan.plane_rows;
+  const char* group_planes =
+      planes + (tile.n * plan.groups + tile.group) * k_steps * Ops::kPlanesPerStep * plane_bytes;
+  const int64_t first_row =
+      plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
   const uint32_t expected =
       kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
-  int step_index = 0;
-  const char* source = windows.group_planes;
+  int td = 0, th = 0, k_step = 0, step_index = 0;
+  const char* source = group_planes;
 #pragma unroll 1
   for (int stage_index = 0; stage_index < steps.stages;
        ++stage_index, ring.advance(plan.slots)) {
@@ -185,17 +165,26 @@ __device__ __forceinline__ void produce_window_steps(
     const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
     mbarrier_arrive_expect_bytes(full, expected);
-    const int first_td = windows.td, first_th = windows.th, first_k_step = windows.k_step;
+    const int first_td = td, first_th = th, first_k_step = k_step;
 #pragma unroll
     for (int step = 0; step < kStageSteps; ++step, ++step_index) {
       if (step_index < steps.total) {
-        source = windows.source();
-        windows.advance(1);
+        const int64_t row = first_row +
+                            (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
+                            (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
+        source = group_planes + k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
+        if (++k_step == k_steps) {
+          k_step = 0;
+          if (++th == rh.taps) {
+            th = 0;
+            ++td;
+          }
+        }
       }
 #pragma unroll
       for (int i = 0; i < Ops::kPlanesPerStep; ++i) {
         bulk_copy(stage + (step * Ops::kPlanesPerStep + i) * plane_window_bytes,
-                  source + i * windows.plane_bytes, 16 * plan.window_rows, full);
+                  source + i * plane_bytes, 16 * plan.window_rows, full);
       }
     }
     copy_weights(stage + kStageSteps * Ops::kPlanesPerStep * plane_window_bytes, stage_index,
