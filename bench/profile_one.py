@@ -1,6 +1,6 @@
 """Runs ct3d on one problem (a KernelBench number, or a wide or narrow layer's number) a
 few times, for a profiler (ncu) to attach: the forward, or with --wgrad the weight
-gradient.
+gradient; float32, or the dtype after --dtype (float16, bfloat16).
 
     ncu --clock-control none -k regex:implicit_gemm -s 2 -c 1 python bench/profile_one.py 58
     ncu --clock-control none -k regex:weight_gradient -s 2 -c 1 python bench/profile_one.py 68 --wgrad
@@ -15,8 +15,9 @@ import ct3d
 from bench import ALL_PROBLEMS
 
 problem = ALL_PROBLEMS[int(sys.argv[1])]
-conv = nn.ConvTranspose3d(**problem.conv).cuda()
-x = torch.rand(problem.input_shape(), device="cuda")
+dtype = getattr(torch, sys.argv[sys.argv.index("--dtype") + 1]) if "--dtype" in sys.argv else torch.float32
+conv = nn.ConvTranspose3d(**problem.conv).cuda().to(dtype)
+x = torch.rand(problem.input_shape(), device="cuda", dtype=dtype)
 with torch.no_grad():
     y = ct3d.conv_transpose3d_module(conv, x)
     gy = torch.randn_like(y)
