@@ -24,7 +24,6 @@ template <bool kExact>
 struct SplitTf32Operands {
   using Output = float;
   static constexpr bool kHalf = false;
-  static constexpr bool kExactOperands = kExact;
   static constexpr int kStepChannels = 8;
   static constexpr int kPlanesPerStep = 4;
   static constexpr int kWeightParts = 2;  // hi, lo
@@ -59,7 +58,6 @@ template <class Element>
 struct HalfOperands {
   using Output = Element;
   static constexpr bool kHalf = true;
-  static constexpr bool kExactOperands = true;
   static constexpr int kStepChannels = 16;
   static constexpr int kPlanesPerStep = 2;
   static constexpr int kWeightParts = 1;
