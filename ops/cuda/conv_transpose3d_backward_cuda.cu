@@ -153,9 +153,10 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
 
 at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                     const at::Tensor& weight) {
+  const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry_of(args));
+  if (!cuda::half_window_may_apply(problem)) return at::Tensor();
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   if (grad_input.numel() == 0 || grad_output.numel() == 0) return at::Tensor();
-  const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry_of(args));
   if (!cuda::launch_half_window(problem, grad_output.contiguous(), weight.contiguous(),
                                 at::Tensor(), grad_input, c10::cuda::getCurrentCUDAStream())) {
     return at::Tensor();

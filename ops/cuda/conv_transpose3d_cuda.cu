@@ -21,18 +21,33 @@ namespace ct3d {
 
 namespace {
 
+// The forward's tensors as the launchers take them: the input batched and contiguous,
+// the weight contiguous, the bias contiguous in bias_dtype (or undefined), and the
+// output in the memory format PyTorch gives (output5: its batched view).
+struct ForwardTensors {
+  at::Tensor input5, weight, bias, output, output5;
+};
+
+ForwardTensors forward_tensors(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                               const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                               at::ScalarType bias_dtype) {
+  ForwardTensors t;
+  t.input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
+  t.weight = weight.contiguous();
+  t.bias = args.has_bias ? bias->to(bias_dtype).contiguous() : at::Tensor();
+  t.output =
+      at::empty_symint(args.output_shape(),
+                       input.options().memory_format(output_memory_format(args, input, weight)));
+  t.output5 = args.batched ? t.output : t.output.unsqueeze(0);
+  return t;
+}
+
 // operands_exact_in_tf32: float32 tensors widened from float16 or bfloat16.
 at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
                        const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        bool operands_exact_in_tf32) {
-  const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
-  const at::Tensor weight_c = weight.contiguous();
-  const at::Tensor bias_c = args.has_bias ? bias->contiguous() : at::Tensor();
-  at::Tensor output =
-      at::empty_symint(args.output_shape(),
-                       input.options().memory_format(output_memory_format(args, input, weight)));
-  if (output.numel() == 0) return output;
-  at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
+  ForwardTensors t = forward_tensors(args, input, weight, bias, input.scalar_type());
+  if (t.output.numel() == 0) return t.output;
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const ConvGeometry geometry = geometry_of(args);
@@ -40,40 +55,37 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
   problem.operands_exact_in_tf32 = operands_exact_in_tf32;
   if (cuda::implicit_gemm_supports(problem, input.scalar_type())) {
     // Writes through the output's strides: contiguous or channels-last.
-    cuda::launch_implicit_gemm(problem, input5, weight_c, bias_c, output5, stream,
+    cuda::launch_implicit_gemm(problem, t.input5, t.weight, t.bias, t.output5, stream,
                                cuda::kUnlimitedStaging, [&](const int* run_only_if) {
-                                 cuda::launch_direct_conv_transpose3d(geometry, input5, weight_c,
-                                                                      bias_c, output5, stream,
+                                 cuda::launch_direct_conv_transpose3d(geometry, t.input5, t.weight,
+                                                                      t.bias, t.output5, stream,
                                                                       run_only_if);
                                });
-  } else if (output5.is_contiguous()) {
-    cuda::launch_direct_conv_transpose3d(geometry, input5, weight_c, bias_c, output5, stream);
+  } else if (t.output5.is_contiguous()) {
+    cuda::launch_direct_conv_transpose3d(geometry, t.input5, t.weight, t.bias, t.output5, stream);
   } else {
-    at::Tensor dense = at::empty(output5.sizes(), output5.options());
-    cuda::launch_direct_conv_transpose3d(geometry, input5, weight_c, bias_c, dense, stream);
-    output5.copy_(dense);
+    at::Tensor dense = at::empty(t.output5.sizes(), t.output5.options());
+    cuda::launch_direct_conv_transpose3d(geometry, t.input5, t.weight, t.bias, dense, stream);
+    t.output5.copy_(dense);
   }
-  return output;
+  return t.output;
 }
 
-// float16 or bfloat16 on the engine's half form; nullopt where it does not apply.
+// float16 or bfloat16 on the engine's half form (float32 bias, added before the one
+// rounding); nullopt where it does not apply. Strided problems and other GPUs are
+// turned away before any copy or allocation.
 std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args,
                                            const at::Tensor& input, const at::Tensor& weight,
                                            const std::optional<at::Tensor>& bias) {
-  const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
-  const at::Tensor weight_c = weight.contiguous();
-  const at::Tensor bias_c = args.has_bias ? bias->to(at::kFloat).contiguous() : at::Tensor();
-  at::Tensor output =
-      at::empty_symint(args.output_shape(),
-                       input.options().memory_format(output_memory_format(args, input, weight)));
-  if (output.numel() == 0) return output;
-  at::Tensor output5 = args.batched ? output : output.unsqueeze(0);
   const cuda::GatherProblem problem = cuda::forward_gather(geometry_of(args));
-  if (!cuda::launch_half_window(problem, input5, weight_c, bias_c, output5,
+  if (!cuda::half_window_may_apply(problem)) return std::nullopt;
+  ForwardTensors t = forward_tensors(args, input, weight, bias, at::kFloat);
+  if (t.output.numel() == 0) return t.output;
+  if (!cuda::launch_half_window(problem, t.input5, t.weight, t.bias, t.output5,
                                 c10::cuda::getCurrentCUDAStream())) {
     return std::nullopt;
   }
-  return output;
+  return t.output;
 }
 
 }  // namespace

@@ -90,6 +90,8 @@ Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at
       output_mask[0] ? half_input_gradient_cuda(args, grad_output, weight) : at::Tensor();
   std::array<bool, 3> widened_mask = output_mask;
   widened_mask[0] = output_mask[0] && !half_grad_input.defined();
+  // Nothing else asked for: no widened copies.
+  if (!widened_mask[0] && !widened_mask[1] && !widened_mask[2]) return {half_grad_input, {}, {}};
   const auto [grad_input, grad_weight, grad_bias] = gradients_cuda(
       args, widened(grad_output), widened(input), widened(weight), widened_mask, true);
   const auto rounded = [&](const at::Tensor& t) {

@@ -12,6 +12,11 @@
 
 namespace ct3d::cuda {
 
+// Whether the half form may apply, checked before anything is allocated: not turned off
+// (CT3D_HALF_WINDOW=0), wgmma available, one stride phase in every dimension. The
+// kernels' plans may still turn a problem away (launch_half_window).
+bool half_window_may_apply(const GatherProblem& problem);
+
 // source, weight: contiguous float16 or bfloat16 (the same); bias: contiguous float32
 // or undefined; output: the source's dtype, contiguous or channels-last. Returns
 // false, having done nothing, where neither kernel applies. CT3D_HALF_WINDOW=0 turns

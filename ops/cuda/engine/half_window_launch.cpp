@@ -4,14 +4,25 @@
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/shifted_window.h"
 #include "ops/cuda/engine/tap_rows.h"
+#include "ops/cuda/engine/wgmma_available.h"
 
 namespace ct3d::cuda {
+
+bool half_window_may_apply(const GatherProblem& problem) {
+  if (mainloop_switch("CT3D_HALF_WINDOW") == MainloopSwitch::kNever || !wgmma_enabled()) {
+    return false;
+  }
+  for (const GatherDim& dim : problem.dim) {
+    if (dim.phases.size() != 1) return false;
+  }
+  return true;
+}
 
 bool launch_half_window(const GatherProblem& problem, const at::Tensor& source,
                         const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                         cudaStream_t stream) {
-  if (mainloop_switch("CT3D_HALF_WINDOW") == MainloopSwitch::kNever ||
-      !implicit_gemm_supports(problem, at::kFloat)) {
+  // The engine's index limits are the same for both element sizes: asked as float32's.
+  if (!half_window_may_apply(problem) || !implicit_gemm_supports(problem, at::kFloat)) {
     return false;
   }
   // The float32 forward's order: the shifted-window GEMM where it pays (or wherever it
