@@ -12,9 +12,10 @@ namespace {
 constexpr int kPipelineBudgetBytes = 200 * 1024;
 constexpr int kMinSlots = 3;
 constexpr int kMaxSlots = 8;
-// A stage is one k-step of every width tap; the chain of the wgmma accumulators is
-// flushed every 16 k-steps of a tap (128 k in float32, 256 in float16 and bfloat16:
-// tap_rows_plan.cpp says why that is enough).
+// A stage is one k-step of every width tap; float32's chain of wgmma accumulators is
+// flushed every 16 k-steps of a tap (128 k: 3xTF32's 1e-5 bar against the tensor
+// core's truncating sums). The half forms flush only at the tile's end
+// (half_chain_stages in tap_rows_plan.h says why).
 constexpr int kMaxWidthTaps = 16;
 // A k-step's weights per tap: 64 rows x 32 bytes of K (float32: hi and lo of each).
 constexpr int kTapRowBytes = kWindowBlockChannels * 32;
@@ -97,7 +98,7 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands)
   plan.stage_bytes =
       planes_per_step * plan.window_pitch * 16 + rw.taps * weight_parts * kTapRowBytes;
   plan.slots = std::min(kMaxSlots, kPipelineBudgetBytes / plan.stage_bytes);
-  plan.flush_stages = kMaxWidthTaps / rw.taps;
+  plan.flush_stages = half_operands ? kHalfChainStages : kMaxWidthTaps / rw.taps;
   if (plan.slots < kMinSlots || !plan_plane_rows(p, plan)) plan.columns = 0;
   return plan;
 }

@@ -25,6 +25,11 @@ struct PhaseProblem;
 constexpr int kWindowBlockChannels = 64;  // wgmma M: output channels of a block
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
 constexpr int kWindowColumnChoices[] = {96, 128, 144, 160};
+// The half forms' chain runs the whole tile: products of float16 or bfloat16 values
+// are exact in float32, and what the tensor core's truncating float32 sums lose over a
+// long chain (about 1e-6 relative; float32's 1e-5 bar is why it flushes) cannot show
+// in an output rounded to 11 or 8 bits. No flush: no drain of the pipe every few stages.
+constexpr int kHalfChainStages = 1 << 30;
 
 struct ShiftedWindowPlan {
   int columns = 0;        // wgmma N of a compute warpgroup; 0: the plan does not apply
@@ -43,7 +48,7 @@ struct ShiftedWindowPlan {
   int depth_planes = 0;     // staged depth: depth plus both halos
   int slots = 0;
   int stage_bytes = 0;   // a k-step's planes x window_pitch x 16 bytes + the taps' weights
-  int flush_stages = 0;  // stages per accumulator chain (at most 128 k)
+  int flush_stages = 0;  // stages per accumulator chain (float32: at most 128 k)
   // The launch's tiles (set per chunk of samples by the launch).
   int channel_blocks = 0;  // target channel blocks of 64 per group
   int64_t groups = 0, samples = 0;

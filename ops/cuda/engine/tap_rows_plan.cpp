@@ -17,9 +17,8 @@ constexpr int kMaxSlots = 8;
 // A k-step's weights: 64 rows per half x 32 bytes of K (8 float32 channels, hi and
 // lo; or 16 float16 or bfloat16 channels).
 constexpr int kRowBytes = 32;
-// The chain is flushed every 16 k-steps: 128 k in float32, 256 in float16 and
-// bfloat16 (their products are exact in float32 and their results rounded to 11 or 8
-// bits: a longer chain's truncation cannot show).
+// Float32's chain is flushed every 16 k-steps (128 k); the half forms' only at the
+// tile's end (kHalfChainStages).
 constexpr int kFlushSteps = 16;
 // Per-block cost of a column block in columns: the pipeline's fill and the epilogue.
 constexpr int kBlockOverheadColumns = 32;
@@ -69,7 +68,7 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands) {
     plan.epilogue_offset = slots * stage_bytes;
     plan.shared_bytes = plan.epilogue_offset + epilogue_bytes;
   }
-  window.flush_stages = std::max(1, kFlushSteps / stage_steps);
+  window.flush_stages = half_operands ? kHalfChainStages : std::max(1, kFlushSteps / stage_steps);
   if (window.columns > 0 && !plan_plane_rows(p, window)) window.columns = 0;
   return plan;
 }
