@@ -102,3 +102,87 @@ def test_weight_gradient_half_types_one_product(params, dtype, monkeypatch):
     assert got.dtype == dtype
     bound = 1.05 * relative_error(reference.to(dtype), reference)
     assert relative_error(got, reference) <= bound, (relative_error(got, reference), bound, case)
+
+
+# The half form (float16 / bfloat16 as they are, sm_90a): widths a multiple of 8 (its
+# 16-byte input loads), output channels per folded group a multiple of 8 (ldmatrix
+# reads 8 rows of one tap). Width tails and widths under one 32-position tile, strided
+# and dilated widths, rows crossing (depth, height) pairs, folded groups, two blocks of
+# input channels (forced), and a layer it does not take (12 output channels: widened).
+HALF_CASES = [
+    (2, 32, 64, (3, 5, 40), (3, 5, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 48, 24, (4, 6, 64), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
+    (1, 32, 16, (3, 4, 8), (3, 5, 7), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 32, 32, (3, 4, 40), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1)),
+    (2, 16, 64, (3, 3, 16), (3, 3, 3), (2, 2, 3), (1, 1, 1), (0, 0, 2), 1, (2, 2, 2)),
+    (2, 32, 32, (3, 4, 48), (3, 5, 7), (2, 2, 2), (1, 2, 3), (1, 1, 1), 4, (1, 1, 1)),
+    (1, 100, 24, (2, 3, 16), (2, 2, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 64, 96, (2, 3, 8), (3, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (3, 24, 8, (2, 9, 24), (1, 7, 5), (1, 1, 1), (0, 3, 0), (0, 0, 0), 1, (1, 1, 2)),
+    (2, 8, 12, (2, 2, 8), (2, 2, 9), (1, 1, 4), (0, 0, 0), (0, 0, 3), 1, (1, 1, 1)),
+]
+
+
+def half_gradients(case, dtype):
+    """ct3d's three gradients of the case through the all-gradients op (the bias
+    gradient from the weight gradient's staging pass), and float64's."""
+    x, w, b = make_tensors(case, dtype, "cuda")
+    stride, padding, output_padding, groups, dilation = conv_args(case)
+    grad_output = torch.randn(
+        torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case)).shape, device="cuda",
+        dtype=dtype)
+    poison_allocator(64 << 20)
+    got = torch.ops.ct3d.conv_transpose3d_backward(
+        grad_output, x, w, stride, padding, groups, dilation, [True, True, True])
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double().cpu(), x.double().cpu(), w.double().cpu(), [b.shape[0]], stride,
+        padding, dilation, True, output_padding, groups, [True, True, True])
+    return got, reference
+
+
+@pytest.mark.parametrize("mode", ["1", ""])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", HALF_CASES)
+def test_half_form_gradients(params, dtype, mode, monkeypatch):
+    """Each gradient within 5 % of its float64 reference rounded once, and for the
+    weight gradient the same alone (the weight-backward op) and widened
+    (CT3D_HALF_WGRAD=0)."""
+    monkeypatch.setenv("CT3D_WGRAD_WGMMA", mode)
+    case = edge_case(params, bias=True)
+    got, reference = half_gradients(case, dtype)
+    for name, ours, ref in zip(("input", "weight", "bias"), got, reference):
+        assert ours.dtype == dtype and ours.shape == ref.shape, (name, case)
+        bound = 1.05 * relative_error(ref.to(dtype), ref)
+        assert relative_error(ours, ref) <= bound, (name, relative_error(ours, ref), bound, case)
+    for half_form in ("", "0"):
+        monkeypatch.setenv("CT3D_HALF_WGRAD", half_form)
+        check_half_weight_gradient(case, dtype)
+
+
+def check_half_weight_gradient(case, dtype):
+    x, w, _ = make_tensors(case, dtype, "cuda")
+    stride, padding, output_padding, groups, dilation = conv_args(case)
+    grad_output = torch.randn(
+        torch.ops.ct3d.conv_transpose3d(x, w, None, *conv_args(case)).shape, device="cuda",
+        dtype=dtype)
+    poison_allocator(64 << 20)
+    got = torch.ops.ct3d.conv_transpose3d_weight_backward(
+        x, grad_output, list(w.shape[2:]), stride, padding, groups, dilation)
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double().cpu(), x.double().cpu(), w.double().cpu(), None, stride, padding,
+        dilation, True, output_padding, groups, [False, True, False])[1]
+    bound = 1.05 * relative_error(reference.to(dtype), reference)
+    assert got.dtype == dtype and relative_error(got, reference) <= bound, case
+
+
+def test_half_form_runs_on_hopper():
+    """On sm_90 the half weight gradient is its own kernel (not the widened float32
+    one): the profiler sees WgradHalfOperands."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the half form is sm_90a's")
+    case = edge_case(HALF_CASES[0], bias=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        half_gradients(case, torch.float16)
+        torch.cuda.synchronize()
+    names = [event.name for event in profile.events()]
+    assert any("WgradHalfOperands" in name for name in names), set(names)

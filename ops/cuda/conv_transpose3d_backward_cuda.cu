@@ -1,8 +1,9 @@
 // CUDA kernels of the two backward ops. float32 runs on the implicit-GEMM engine
 // (3xTF32 tensor cores): dL/dx through the forward's gathering GEMM as a strided
 // convolution of dL/dy, dL/dw through the split-reduction GEMM; float16 and bfloat16
-// as float32 on widened operands (ops/reduced_precision.h), except dL/dx where the
-// engine's half form applies (engine/half_window.h). float64, and sizes past
+// as float32 on widened operands (ops/reduced_precision.h), except where the
+// engine's half forms apply: dL/dx (engine/half_window.h), dL/dw
+// (engine/weight_gradient_operands.cuh). float64, and sizes past
 // the engine's index limits, run direct loops: one thread per element of dL/dx and
 // one block per element of dL/dw (a block-wide sum over batch and positions,
 // accumulated in double).
@@ -164,6 +165,23 @@ at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::T
   return grad_input;
 }
 
+HalfWeightGradients half_weight_gradient_cuda(const ConvTranspose3dArgs& args,
+                                              const at::Tensor& input,
+                                              const at::Tensor& grad_output, bool bias) {
+  if (input.numel() == 0 || grad_output.numel() == 0) return {};
+  const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry_of(args));
+  const at::TensorOptions sums = input.options().dtype(at::kFloat);
+  at::Tensor grad_weight = at::empty_symint(args.weight_shape(), sums);
+  at::Tensor grad_bias = bias ? at::empty({args.out_channels}, sums) : at::Tensor();
+  if (!cuda::launch_half_weight_gradient(plan, input.contiguous(), grad_output.contiguous(),
+                                         grad_weight, c10::cuda::getCurrentCUDAStream(),
+                                         grad_bias)) {
+    return {};
+  }
+  const at::ScalarType dtype = input.scalar_type();
+  return {grad_weight.to(dtype), bias ? grad_bias.to(dtype) : at::Tensor()};
+}
+
 at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
                                                 const at::Tensor& weight,
                                                 c10::SymIntArrayRef input_size,
@@ -221,6 +239,10 @@ at::Tensor conv_transpose3d_weight_backward_cuda(const at::Tensor& input,
   check_backward_tensor_cuda(input);
   const c10::cuda::CUDAGuard device_guard(input.device());
   if (is_reduced_precision(input)) {
+    if (at::Tensor grad_weight = half_weight_gradient_cuda(args, input, grad_output, false).weight;
+        grad_weight.defined()) {
+      return grad_weight;
+    }
     return weight_gradient_cuda(args, widened(input), widened(grad_output), true)
         .to(input.scalar_type());
   }

@@ -3,8 +3,8 @@
 // gradient's staging pass also sums dL/db, and when the input gradient's GEMM reads
 // grad_output in the same staged layout it runs on that copy, chunk by chunk. The
 // rest (float64, other layouts) runs each gradient's own path; float16 and bfloat16
-// run as float32 on widened operands, but for the input gradient on the engine's half
-// form where it applies.
+// run as float32 on widened operands, but for the input and weight gradients on the
+// engine's half forms where they apply.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -85,20 +85,29 @@ Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at
   if (!is_reduced_precision(grad_output)) {
     return gradients_cuda(args, grad_output, input, weight, output_mask, false);
   }
-  // The input gradient on the engine's half form where it applies, the rest widened.
+  // The input and weight gradients on the engine's half forms where they apply (the
+  // bias gradient with the weight gradient), the rest widened.
   const at::Tensor half_grad_input =
       output_mask[0] ? half_input_gradient_cuda(args, grad_output, weight) : at::Tensor();
-  std::array<bool, 3> widened_mask = output_mask;
-  widened_mask[0] = output_mask[0] && !half_grad_input.defined();
-  // Nothing else asked for: no widened copies.
-  if (!widened_mask[0] && !widened_mask[1] && !widened_mask[2]) return {half_grad_input, {}, {}};
-  const auto [grad_input, grad_weight, grad_bias] = gradients_cuda(
-      args, widened(grad_output), widened(input), widened(weight), widened_mask, true);
-  const auto rounded = [&](const at::Tensor& t) {
-    return t.defined() ? t.to(grad_output.scalar_type()) : t;
+  const HalfWeightGradients half_weight =
+      output_mask[1] ? half_weight_gradient_cuda(args, input, grad_output, output_mask[2])
+                     : HalfWeightGradients{};
+  const std::array<bool, 3> widened_mask = {output_mask[0] && !half_grad_input.defined(),
+                                            output_mask[1] && !half_weight.weight.defined(),
+                                            output_mask[2] && !half_weight.bias.defined()};
+  const auto pick = [&](const at::Tensor& half, const at::Tensor& other) {
+    return half.defined() ? half : other.defined() ? other.to(grad_output.scalar_type()) : other;
   };
-  return {half_grad_input.defined() ? half_grad_input : rounded(grad_input), rounded(grad_weight),
-          rounded(grad_bias)};
+  // Nothing else asked for: no widened copies.
+  if (!widened_mask[0] && !widened_mask[1] && !widened_mask[2]) {
+    return {half_grad_input, half_weight.weight, half_weight.bias};
+  }
+  // Widened copies only of the operands a widened gradient reads.
+  const auto [grad_input, grad_weight, grad_bias] =
+      gradients_cuda(args, widened(grad_output), widened_mask[1] ? widened(input) : input,
+                     widened_mask[0] ? widened(weight) : weight, widened_mask, true);
+  return {pick(half_grad_input, grad_input), pick(half_weight.weight, grad_weight),
+          pick(half_weight.bias, grad_bias)};
 }
 
 }  // namespace ct3d

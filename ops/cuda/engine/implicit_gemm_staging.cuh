@@ -3,7 +3,11 @@
 // percent of the convolution. Host side: staging.h.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/cuda/engine/fast_divider.h"
 #include "ops/cuda/engine/implicit_gemm_layout.cuh"
@@ -15,6 +19,21 @@ namespace ct3d::cuda {
 constexpr int kStagingPositions = 64;  // staged positions of one transpose tile
 constexpr int kStagingChannels = 64;   // most channels of one tile
 constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 threads)
+
+// A staged value through the tile's float32 and back: exact for all three types.
+__device__ __forceinline__ float staged_float(float v) { return v; }
+__device__ __forceinline__ float staged_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float staged_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class Element>
+__device__ __forceinline__ Element staged_element(float v) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __float2half_rn(v);
+  } else if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
+    return __float2bfloat16_rn(v);
+  } else {
+    return v;
+  }
+}
 
 // What the staging pass reads and writes, per sample.
 struct StagingShape {
@@ -35,18 +54,20 @@ struct StagingShape {
 // set, any NaN or Inf read sets it to 1. With `channel_sums` set, the block also
 // writes the sum of each of its channels over its positions, at
 // channel_sums[(n * position tiles + position tile) * padded_channels + channel]:
-// a bias gradient summed from the same read (sum_channel_partials).
+// a bias gradient summed from the same read (sum_channel_partials). Element: float,
+// or float16 / bfloat16 (the half weight gradient's grad_output), copied as it is.
+template <class Element>
 __global__ void __launch_bounds__(32 * kStagingRows)
-    stage_input_channels_last_kernel(const float* __restrict__ input, float* __restrict__ staged,
-                                     const StagingShape s, int* nonfinite,
-                                     double* __restrict__ channel_sums) {
+    stage_input_channels_last_kernel(const Element* __restrict__ input,
+                                     Element* __restrict__ staged, const StagingShape s,
+                                     int* nonfinite, double* __restrict__ channel_sums) {
   __shared__ float tile[kStagingChannels][kStagingPositions + 1];
   constexpr int kPositionsPerThread = kStagingPositions / 32;
   const int64_t n = blockIdx.z;
   const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kStagingPositions;
   const int channel0 = blockIdx.y * kStagingChannels;
   const int channels = min(kStagingChannels, s.padded_channels - channel0);
-  const float* sample =
+  const Element* sample =
       input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group * s.grid.input_positions;
 
   // Where this thread's staged positions sit in the input (-1: halo or past the end).
@@ -64,12 +85,12 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     const int padded_channel = channel0 + i;
     const int group = padded_channel / s.cin_padded;
     const int channel = padded_channel - group * s.cin_padded;
-    const float* plane = sample + (group * s.cin_per_group + channel) * s.grid.input_positions;
+    const Element* plane = sample + (group * s.cin_per_group + channel) * s.grid.input_positions;
 #pragma unroll
     for (int j = 0; j < kPositionsPerThread; ++j) {
       float value = 0.f;
       if (input_offset[j] >= 0 && channel < s.cin_per_group) {
-        value = plane[input_offset[j]];
+        value = staged_float(plane[input_offset[j]]);
         if (nonfinite != nullptr && !isfinite(value)) *nonfinite = 1;
       }
       tile[i][threadIdx.x + 32 * j] = value;
@@ -81,13 +102,14 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   const int64_t remaining = s.staged_positions - position0;
   const int positions =
       remaining < kStagingPositions ? static_cast<int>(remaining) : kStagingPositions;
-  float* destination = staged + (n * s.staged_positions + position0) * s.padded_channels + channel0;
+  Element* destination =
+      staged + (n * s.staged_positions + position0) * s.padded_channels + channel0;
   for (int k = thread; k < channels * positions; k += kThreads) {
     const int i = channels == kStagingChannels
                       ? k / kStagingChannels
                       : static_cast<int>(s.last_tile_channels.divide(static_cast<uint32_t>(k)));
     const int c = k - i * channels;
-    destination[static_cast<int64_t>(i) * s.padded_channels + c] = tile[c][i];
+    destination[static_cast<int64_t>(i) * s.padded_channels + c] = staged_element<Element>(tile[c][i]);
   }
   // Halo and padding entries of the tile are zero, so a plain row sum is the
   // channel's sum over this block's source positions (row stride 65: no conflicts).

@@ -1,5 +1,6 @@
 // The environment switches that pick between two mainloops (CT3D_WIDTH_REUSE,
-// CT3D_WGRAD_WGMMA, CT3D_SHIFTED_WINDOW, CT3D_TAP_ROWS): "0" never, any other value always
+// CT3D_WGRAD_WGMMA, CT3D_SHIFTED_WINDOW, CT3D_TAP_ROWS; for the half forms against the
+// widened path, CT3D_HALF_WINDOW and CT3D_HALF_WGRAD): "0" never, any other value always
 // where it applies, unset or empty where it measured faster. Read on every call, so that one
 // benchmark process can time both mainloops.
 #pragma once

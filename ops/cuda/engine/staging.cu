@@ -1,6 +1,9 @@
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
 
 #include "ops/cuda/engine/implicit_gemm_staging.cuh"
@@ -93,16 +96,32 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
       layout.groups * layout.channels_per_group * shape.grid.input_positions;
   const dim3 block(32, kStagingRows);
   constexpr int64_t kMaxGridZ = 65535;
-  for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
-    const dim3 grid(
-        static_cast<unsigned>((shape.staged_positions + kStagingPositions - 1) / kStagingPositions),
-        static_cast<unsigned>((shape.padded_channels + kStagingChannels - 1) / kStagingChannels),
-        static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
-    stage_input_channels_last_kernel<<<grid, block, 0, stream>>>(
-        source.const_data_ptr<float>() + n0 * source_sample,
-        staged.mutable_data_ptr<float>() + n0 * sample_floats, shape, nonfinite,
-        channel_sums == nullptr ? nullptr : channel_sums + n0 * grid.x * shape.padded_channels);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const auto stage = [&](auto element) {
+    using Element = decltype(element);
+    for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
+      const dim3 grid(
+          static_cast<unsigned>((shape.staged_positions + kStagingPositions - 1) /
+                                kStagingPositions),
+          static_cast<unsigned>((shape.padded_channels + kStagingChannels - 1) / kStagingChannels),
+          static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
+      stage_input_channels_last_kernel<Element><<<grid, block, 0, stream>>>(
+          static_cast<const Element*>(source.const_data_ptr()) + n0 * source_sample,
+          static_cast<Element*>(staged.mutable_data_ptr()) + n0 * sample_floats, shape, nonfinite,
+          channel_sums == nullptr ? nullptr : channel_sums + n0 * grid.x * shape.padded_channels);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+  };
+  switch (source.scalar_type()) {
+    case at::kHalf:
+      stage(__half{});
+      break;
+    case at::kBFloat16:
+      stage(__nv_bfloat16{});
+      break;
+    default:
+      TORCH_INTERNAL_ASSERT(source.scalar_type() == at::kFloat);
+      stage(float{});
+      break;
   }
   return staged;
 }

@@ -40,7 +40,8 @@ int64_t staging_chunk_samples(int64_t staged_floats_per_sample, int64_t budget_f
 int64_t backward_staging_budget(int64_t source_floats);
 constexpr int64_t kUnlimitedStaging = INT64_MAX;
 
-// source: contiguous float32 (N, groups * channels_per_group, *extent). Returns
+// source: contiguous float32, float16 or bfloat16 (N, groups * channels_per_group,
+// *extent). Returns, in its dtype,
 // (N, D', H', W', groups, padded_channels_per_group) as a flat tensor. With
 // `nonfinite` set, any NaN or Inf read sets *nonfinite to 1. With `channel_sums`
 // set, each sample also gets staging_position_tiles(layout) x padded_channels()

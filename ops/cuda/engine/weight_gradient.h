@@ -51,6 +51,15 @@ void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& in
                             cudaStream_t stream, at::Tensor grad_bias = at::Tensor(),
                             const StagedChunkHook& after_chunk = nullptr);
 
+// float16 or bfloat16 input and grad_output as they are, on the wgmma mainloop's half
+// form (sm_90a, weight_gradient_operands.cuh): products exact in float32, partial
+// tiles and their sum in float32. grad_weight (and grad_bias, when defined) are
+// float32, to be rounded once by the caller. Returns false, having done nothing,
+// where that form does not apply.
+bool launch_half_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
+                                 const at::Tensor& grad_output, at::Tensor& grad_weight,
+                                 cudaStream_t stream, at::Tensor grad_bias = at::Tensor());
+
 constexpr int64_t kWeightGradientWorkspaceFloats = int64_t{1} << 24;  // 64 MB
 
 }  // namespace ct3d::cuda

@@ -11,6 +11,7 @@
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/group_fold.h"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/engine/weight_gradient_kernel.cuh"
@@ -273,6 +274,17 @@ bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dty
          plan.input.padded_channels() < kMaxStagedChannels &&
          plan.output.padded_channels() < kMaxStagedChannels && plan.groups <= kMaxGrid &&
          g.taps() * channel_blocks <= kMaxGrid && plan.cin < kMaxInt / 2 && plan.cout < kMaxInt / 2;
+}
+
+bool launch_half_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
+                                 const at::Tensor& grad_output, at::Tensor& grad_weight,
+                                 cudaStream_t stream, at::Tensor grad_bias) {
+  // CT3D_HALF_WGRAD=0 turns it off (a benchmark then times the widened path); the same
+  // limits as float32's (the dtype aside), then the wgmma form's own.
+  if (mainloop_switch("CT3D_HALF_WGRAD") == MainloopSwitch::kNever) return false;
+  return weight_gradient_supports(plan, at::kFloat) &&
+         launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
+                                      nullptr);
 }
 
 void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,

@@ -1,4 +1,6 @@
-// Device code of the weight gradient on Hopper's wgmma (sm_90a), 3xTF32.
+// Device code of the weight gradient on Hopper's wgmma (sm_90a): 3xTF32 for float32,
+// one product for float16 and bfloat16 (weight_gradient_operands.cuh; the text below
+// tells the float32 form, the half form differs where that header says).
 //
 // GEMM view: M = (tap, output channel) rows, N = the block's input channels, K =
 // input positions, 32 per stage (one width tile of one (sample, d, h) line). Every
@@ -26,13 +28,13 @@
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"
 #include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/weight_gradient_operands.cuh"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
 #include "ops/cuda/engine/wgmma_split_products.cuh"
 
 namespace ct3d::cuda {
 
 constexpr int kWgradTilePositions = 32;  // K of one stage
-constexpr int kWgradWgmmaFlushStages = 128 / kWgradTilePositions;
 constexpr int kWgradMaxSlots = 8;
 constexpr int kWgradMaxPairs = 16;
 
@@ -52,14 +54,15 @@ struct WgradWgmmaProblem {
   int64_t depth_tap_stride, height_tap_stride;
   int column_stride;          // one staged width index: all groups' padded channels
   int output_group_channels;  // padded channels of a group in the staged copy
-  FastDivider row_pieces;     // 16-byte pieces of a segment row
+  FastDivider row_pieces;     // 16-byte pieces of a segment row's real channels
   FastDivider segment_rows;   // rows of a pair's segment
   int kernel_h, kernel_w, stride_w, dilation_w;
   // M rows: (tap, output channel) for the folded group's real output channels.
   int output_channels, total_rows;
   int rows_per_block, row_blocks, channel_blocks;
-  // Shared memory: per slot the B hi and lo tiles, then max_pairs segments.
-  int pitch, pair_floats, stage_floats, slots;
+  // Shared memory: per slot the B tiles (kBRegionBytes), then max_pairs segments of
+  // segment_rows rows, pitch elements apart (offsets and strides here in elements).
+  int pitch, pair_elements, stage_bytes, slots;
   int groups;
 };
 
@@ -89,18 +92,22 @@ __device__ __forceinline__ WgradTile wgrad_tile_at(const WgradWgmmaProblem& p, i
   return tile;
 }
 
-template <int kChannels, int kMTilesPerWarpgroup, bool kExact>
+template <int kChannels, int kMTilesPerWarpgroup, class Operands>
 struct WgradWgmmaConfig {
+  using Ops = Operands;  // weight_gradient_operands.cuh
+  using Element = typename Ops::Element;
   static constexpr int kN = kChannels;  // input channels of a block
   static constexpr int kMTiles = kMTilesPerWarpgroup;
-  static constexpr bool kExactOperands = kExact;
   static constexpr int kRows = 2 * 64 * kMTiles;
   static constexpr int kThreads = 384;
   static constexpr int kComputeThreads = 256;
-  // B: kN channels x 32 positions = 8 kN pieces of 16 bytes, over 128 producers.
-  static constexpr int kBPieces = kN * 8;
+  // B: kN channels x 32 positions in pieces of 16 bytes, over 128 producers.
+  static constexpr int kPieceRuns = kWgradTilePositions / Ops::kPieceElements;  // per channel
+  static constexpr int kBPieces = kN * kPieceRuns;
   static constexpr int kBPiecesPerThread = (kBPieces + 127) / 128;
-  static constexpr int kBFloats = kWgradTilePositions * kN;  // hi (or lo)
+  static constexpr int kBPartBytes = kWgradTilePositions * kN * int{sizeof(Element)};
+  static constexpr int kBRegionBytes = Ops::kBParts * kBPartBytes;
+  static constexpr int kKSteps = kWgradTilePositions / Ops::kStepPositions;
   // The block starts with 168 registers a thread (64 K / 384); setmaxnreg.inc waits
   // until the producers' decrease has freed what it asks for, so 128 x (168 - 128) must
   // cover 256 x (184 - 168). ptxas holds the compute code to 168 anyway; the producers
@@ -111,6 +118,12 @@ struct WgradWgmmaConfig {
                 "registers the producers free");
   static_assert(kN % 8 == 0 && kN <= 64, "wgmma N");
 };
+
+// Bytes of a stage's B for blocks of `channels` input channels (WgradWgmmaConfig's
+// kBRegionBytes, for the host): float32 hi and lo, or the half values once.
+inline int wgrad_b_bytes(int channels, int element_bytes) {
+  return (element_bytes == 4 ? 2 : 1) * kWgradTilePositions * channels * element_bytes;
+}
 
 __device__ __forceinline__ void fence_proxy_async_shared() {
   CT3D_SM90A(asm volatile("fence.proxy.async.shared::cta;\n" :: : "memory");)
@@ -123,14 +136,17 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     weight_gradient_wgmma_kernel(const __grid_constant__ WgradWgmmaProblem p,
-                                 const float* __restrict__ input,
-                                 const float* __restrict__ staged_output,
+                                 const typename Cfg::Element* __restrict__ input,
+                                 const typename Cfg::Element* __restrict__ staged_output,
                                  float* __restrict__ workspace) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Ops = typename Cfg::Ops;
+  using Element = typename Cfg::Element;
   constexpr int kN = Cfg::kN, kMTiles = Cfg::kMTiles;
-  using Mma = Wgmma<kN>;
+  constexpr int kElementBytes = sizeof(Element);
+  using Mma = typename Ops::template Mma<kN>;
   constexpr int kAccumulators = Mma::kAccumulators;
-  extern __shared__ __align__(128) float shared[];
+  extern __shared__ __align__(128) char shared[];
   __shared__ __align__(8) uint64_t barriers[2 * kWgradMaxSlots];
   __shared__ int64_t pair_offset[kWgradMaxPairs];
   const int tid = threadIdx.x;
@@ -168,9 +184,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (stages == 0) return;
-    // B pieces: piece q is 4 positions of channel 8 (q >> 6) + (q & 7); lanes
-    // 0..7 of a store phase take 8 channels (distinct banks), 8 lanes of a load
-    // cover 64 contiguous bytes of a channel's line.
+    // B pieces: piece q is run (q >> 3) % kPieceRuns (16 bytes of positions) of channel
+    // 8 (q / (8 kPieceRuns)) + (q & 7); lanes 0..7 of a store phase take 8 channels
+    // (distinct banks), the lanes of a load with the same q & 7 cover 64 contiguous
+    // bytes of a channel's line.
     int b_offset[Cfg::kBPiecesPerThread];
     int64_t b_source[Cfg::kBPiecesPerThread];
     int b_position[Cfg::kBPiecesPerThread];
@@ -178,42 +195,37 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
     for (int j = 0; j < Cfg::kBPiecesPerThread; ++j) {
       const int q = tid + 128 * j;
-      const int in8 = q & 7, quad = ((q >> 3) & 3) | (((q >> 5) & 1) << 2), group8 = q >> 6;
+      const int in8 = q & 7, run = (q >> 3) % Cfg::kPieceRuns, group8 = q / (8 * Cfg::kPieceRuns);
       const int channel = 8 * group8 + in8;
-      const int s = quad >> 1, half = quad & 1;
-      b_offset[j] = ((s * (kN / 8) + group8) * 2 + half) * 32 + in8 * 4;
-      b_position[j] = 4 * quad;
+      const int s = run >> 1, half = run & 1;  // k-step, and which core matrix of its K
+      b_offset[j] = ((s * (kN / 8) + group8) * 2 + half) * 128 + in8 * 16;
+      b_position[j] = Ops::kPieceElements * run;
       b_channel_real[j] = q < Cfg::kBPieces && channel0 + channel < p.input_group_channels;
       b_source[j] = (static_cast<int64_t>(group) * p.input_group_channels + channel0 +
                      (b_channel_real[j] ? channel : 0)) *
                         p.input_channel_stride +
-                    4 * quad;
+                    b_position[j];
     }
-    using BValues = float4[Cfg::kBPiecesPerThread];
+    using Piece = typename Ops::Piece;
+    using BValues = Piece[Cfg::kBPiecesPerThread];
     auto load_b = [&](const WgradTile& tile, BValues& values) {
       const int width0 = tile.width_tile * kWgradTilePositions;
       const int64_t line = static_cast<int64_t>(tile.sample) * p.input_sample_stride +
                            (static_cast<int64_t>(tile.d) * p.height + tile.h) * p.width + width0;
 #pragma unroll
       for (int j = 0; j < Cfg::kBPiecesPerThread; ++j) {
-        values[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+        values[j] = Piece{};
         if (b_channel_real[j] && width0 + b_position[j] < p.width) {
-          values[j] = __ldg(reinterpret_cast<const float4*>(input + line + b_source[j]));
+          values[j] = __ldg(reinterpret_cast<const Piece*>(input + line + b_source[j]));
         }
       }
     };
     auto store_b = [&](int slot, const BValues& values) {
-      float* b_hi = shared + slot * p.stage_floats;
+      char* b = shared + slot * p.stage_bytes;
 #pragma unroll
       for (int j = 0; j < Cfg::kBPiecesPerThread; ++j) {
         if (tid + 128 * j < Cfg::kBPieces) {
-          uint32_t hi[4], lo[4];
-          split_tf32(values[j], hi, lo);
-          *reinterpret_cast<uint4*>(b_hi + b_offset[j]) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
-          if constexpr (!Cfg::kExactOperands) {  // exact operands: no lo products
-            *reinterpret_cast<uint4*>(b_hi + Cfg::kBFloats + b_offset[j]) =
-                make_uint4(lo[0], lo[1], lo[2], lo[3]);
-          }
+          Ops::store_b(b + b_offset[j], Cfg::kBPartBytes, values[j]);
         }
       }
     };
@@ -223,20 +235,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int width0 = tile.width_tile * kWgradTilePositions;
       const int positions = min(kWgradTilePositions, p.width - width0);
       const int rows_needed = (positions - 1) * p.stride_w + (taps_w - 1) * p.dilation_w + 1;
-      const float* tile_source = staged_output + tile.sample * p.output_batch_stride +
-                                 p.tap_origin + tile.d * p.output_row_stride[0] +
-                                 tile.h * p.output_row_stride[1] + width0 * p.output_row_stride[2] +
-                                 group * p.output_group_channels;
-      const uint32_t segments = shared_base + 4 * (slot * p.stage_floats + 2 * Cfg::kBFloats);
+      const Element* tile_source =
+          staged_output + tile.sample * p.output_batch_stride + p.tap_origin +
+          tile.d * p.output_row_stride[0] + tile.h * p.output_row_stride[1] +
+          width0 * p.output_row_stride[2] + group * p.output_group_channels;
+      const uint32_t segments = shared_base + slot * p.stage_bytes + Cfg::kBRegionBytes;
       for (int q = tid; q < pieces; q += 128) {
         const int pair_row = static_cast<int>(p.row_pieces.divide(q));
         const int piece = q - pair_row * static_cast<int>(p.row_pieces.divisor);
         const int pair = static_cast<int>(p.segment_rows.divide(pair_row));
         const int row = pair_row - pair * segment_rows;
         const bool inside = row < rows_needed;
-        const float* source = tile_source + pair_offset[pair] +
-                              static_cast<int64_t>(inside ? row : 0) * p.column_stride + 4 * piece;
-        cp_async_16_or_zero(segments + 4 * (pair_row * p.pitch + 4 * piece), source, inside);
+        const int element = Ops::kPieceElements * piece;
+        const Element* source = tile_source + pair_offset[pair] +
+                                static_cast<int64_t>(inside ? row : 0) * p.column_stride + element;
+        cp_async_16_or_zero(segments + kElementBytes * (pair_row * p.pitch + element), source,
+                            inside);
       }
     };
     WgradTile tile = wgrad_tile_at(p, first_stage);
@@ -272,59 +286,48 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   claim_registers<Cfg::kComputeRegisters>();
-  const int ctid = tid - 128, t = ctid & 3;
-  const int row_base = first_row + compute_row_base<kMTiles>(ctid);
-  // This thread's rows (g and g + 8 of each m-tile) as offsets into a stage's
-  // segments: pair, width tap and output channel; rows past the end read the last.
-  int row_offset[kMTiles][2];
+  const int ctid = tid - 128, lane = ctid & 31;
+  const int warp_row0 = first_row + compute_row_base<kMTiles>(ctid & ~31);
+  // This lane's A rows (Ops::lane_row) as offsets into a stage's segments: pair, width
+  // tap and output channel. Past the end, the last rows are read again (in runs of
+  // kRowRun: ldmatrix reads 8 rows' channels as one 16-byte row).
+  int row_offset[kMTiles][Ops::kLaneRows];
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = min(row_base + 64 * mt + 8 * half, p.total_rows - 1);
+    for (int r = 0; r < Ops::kLaneRows; ++r) {
+      const int row =
+          min(warp_row0 + 64 * mt + Ops::lane_row(lane, r), p.total_rows - Ops::kRowRun);
       const int tap = row / p.output_channels, channel = row - tap * p.output_channels;
       const int pair = tap / taps_w, kw = tap - pair * taps_w;
-      row_offset[mt][half] =
-          (pair - first_pair) * p.pair_floats + kw * p.dilation_w * p.pitch + channel;
+      row_offset[mt][r] =
+          (pair - first_pair) * p.pair_elements + kw * p.dilation_w * p.pitch + channel;
     }
   const int position_step = p.stride_w * p.pitch;
-  const int lane_offset = t * position_step;
+  const int lane_offset = Ops::lane_position(lane) * position_step;
 
   float acc[kMTiles][kAccumulators], total[kMTiles][kAccumulators];
   zero_chains(acc, total);
 
-  // A of one k-step: {row g, k t}, {row g + 8, k t}, {row g, k t + 4}, {row g + 8, k t + 4}.
-  struct Fragments {
-    uint32_t hi[kMTiles][4], lo[kMTiles][4];
-  };
+  using Fragments = typename Ops::template Fragments<kMTiles>;
   auto k_step = [&](int slot, int s, Fragments& f) {
-    const float* segments =
-        shared + slot * p.stage_floats + 2 * Cfg::kBFloats + 8 * s * position_step + lane_offset;
+    const Element* segments =
+        reinterpret_cast<const Element*>(shared + slot * p.stage_bytes + Cfg::kBRegionBytes) +
+        Ops::kStepPositions * s * position_step + lane_offset;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      const float v[4] = {segments[row_offset[mt][0]], segments[row_offset[mt][1]],
-                          segments[row_offset[mt][0] + 4 * position_step],
-                          segments[row_offset[mt][1] + 4 * position_step]};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) split_tf32(v[i], f.hi[mt][i], f.lo[mt][i]);
+      Ops::load_a(f, mt, segments, row_offset[mt], position_step);
     }
     fence_accumulators(acc);
     wgmma_fence();
-    const uint32_t b_hi = shared_base + 4 * slot * p.stage_floats;
-    const uint64_t d_hi = chunk_weight_descriptor<kN>(b_hi, s);
-    const uint64_t d_lo = chunk_weight_descriptor<kN>(b_hi + 4 * Cfg::kBFloats, s);
+    const uint32_t b = shared_base + slot * p.stage_bytes;
+    const uint64_t d_hi = chunk_weight_descriptor<kN>(b, s);
+    const uint64_t d_lo = chunk_weight_descriptor<kN>(b + Cfg::kBPartBytes, s);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      split_products<kN, Cfg::kExactOperands>(acc[mt], f.hi[mt], f.lo[mt], d_hi, d_lo);
+      Ops::template products<kN>(acc[mt], f, mt, d_hi, d_lo);
     }
     wgmma_commit();
-  };
-  auto hold = [](Fragments& f) {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-      fence_registers(f.hi[mt]);
-      if constexpr (!Cfg::kExactOperands) fence_registers(f.lo[mt]);
-    }
   };
   // Two fragment sets: a k-step's loads overlap the previous k-step's wgmmas.
   Fragments fragments[2];
@@ -332,19 +335,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   for (int it = 0; it < stages; ++it) {
     mbarrier_wait(full0 + 8 * slot, phase);
 #pragma unroll
-    for (int s = 0; s < kWgradTilePositions / 8; ++s) {
+    for (int s = 0; s < Cfg::kKSteps; ++s) {
       k_step(slot, s, fragments[s & 1]);
       wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
-      hold(fragments[(s + 1) & 1]);
-      if (s == 0 && it > 0 && it % kWgradWgmmaFlushStages != 0) {
+      Ops::hold(fragments[(s + 1) & 1]);
+      if (s == 0 && it > 0 && it % Ops::kFlushStages != 0) {
         mbarrier_arrive(empty0 + 8 * previous_slot);
       }
     }
-    if ((it + 1) % kWgradWgmmaFlushStages == 0) {
+    if ((it + 1) % Ops::kFlushStages == 0) {
       wgmma_wait<0>();
       fence_accumulators(acc);
-      hold(fragments[0]);
-      hold(fragments[1]);
+      Ops::hold(fragments[0]);
+      Ops::hold(fragments[1]);
       mbarrier_arrive(empty0 + 8 * slot);
       add_chain(total, acc);
     }
@@ -359,6 +362,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   add_chain(total, acc);
 
   // Accumulator 4j + e of m-tile mt: row g + 8 (e / 2), input channel 8j + 2t + e % 2.
+  const int t = ctid & 3;
+  const int row_base = first_row + compute_row_base<kMTiles>(ctid);
   const int taps = p.total_rows / p.output_channels;
   const int64_t split_tiles = (static_cast<int64_t>(split) * p.groups + group) * taps;
 #pragma unroll

@@ -39,10 +39,20 @@ int block_channels_for(int64_t cin) {
 }
 int m_tiles_for(int channels) { return channels <= 32 ? 3 : 2; }
 
-// Row stride of a segment in floats: lanes t = 0..3 of a k-step read positions t
-// apart (stride x pitch floats); with that step at 8 or 24 banks, they and the 8
-// channels of lanes g cover all 32 banks.
-int segment_pitch(int64_t channels, int64_t stride) {
+// Row stride of a segment in elements. float32: lanes t = 0..3 of a k-step read
+// positions t apart (stride x pitch floats); with that step at 8 or 24 banks, they and
+// the 8 channels of lanes g cover all 32 banks. float16 / bfloat16: ldmatrix reads 8
+// rows of 16 bytes, positions 0..7 (stride x pitch x 2 bytes apart); an odd number of
+// 16-byte units between them covers the 32 banks (stride 2: 2-way at best).
+int segment_pitch(int64_t channels, int64_t stride, int element_bytes) {
+  if (element_bytes == 2) {
+    for (const int64_t step : {stride, int64_t{1}}) {
+      for (int64_t pad = 8; pad <= 64; pad += 8) {
+        if (step * (channels + pad) / 8 % 2 == 1) return static_cast<int>(channels + pad);
+      }
+    }
+    return static_cast<int>(channels + 8);
+  }
   for (int64_t pad = 4; pad <= 32; pad += 4) {
     const int64_t step = stride * (channels + pad) % 32;
     if (step == 8 || step == 24) return static_cast<int>(channels + pad);
@@ -57,7 +67,8 @@ struct WgmmaWgradLaunch {
   bool fits = false;
 };
 
-WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan) {
+// element_bytes: 4 (float32) or 2 (float16, bfloat16).
+WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_bytes) {
   const ConvGeometry& g = plan.geometry;
   WgmmaWgradLaunch launch;
   WgradWgmmaProblem& p = launch.p;
@@ -85,7 +96,7 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan) {
   p.depth_tap_stride = tap_stride[0];
   p.height_tap_stride = tap_stride[1];
   p.output_group_channels = static_cast<int>(plan.output.padded_channels_per_group);
-  p.row_pieces = FastDivider(static_cast<uint32_t>(p.output_group_channels / 4));
+  p.row_pieces = FastDivider(static_cast<uint32_t>(p.output_group_channels * element_bytes / 16));
   p.kernel_h = static_cast<int>(g.dim[1].kernel);
   p.kernel_w = static_cast<int>(g.dim[2].kernel);
   p.stride_w = static_cast<int>(g.dim[2].stride);
@@ -103,31 +114,32 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan) {
   if (total_rows >= kMaxInt || segment_rows >= kMaxInt / 64) return launch;
   p.total_rows = static_cast<int>(total_rows);
   p.segment_rows = FastDivider(static_cast<uint32_t>(segment_rows));
-  p.pitch = segment_pitch(p.output_group_channels, p.stride_w);
-  p.pair_floats = static_cast<int>(segment_rows * p.pitch);
+  p.pitch = segment_pitch(p.output_group_channels, p.stride_w, element_bytes);
+  p.pair_elements = static_cast<int>(segment_rows * p.pitch);
   for (int64_t b = 0; b < p.row_blocks; ++b) {
     const int64_t first = b * p.rows_per_block;
     const int64_t last = std::min(first + p.rows_per_block, total_rows) - 1;
     const int64_t pairs = last / plan.cout / p.kernel_w - first / plan.cout / p.kernel_w + 1;
     launch.max_pairs = static_cast<int>(std::max<int64_t>(launch.max_pairs, pairs));
   }
-  const int64_t b_floats = 2 * kWgradTilePositions * launch.channels;
   // Slots 128-byte aligned.
-  const int64_t stage_floats =
-      (b_floats + int64_t{launch.max_pairs} * p.pair_floats + 31) / 32 * 32;
-  const int64_t slots = std::min<int64_t>(kWgradMaxSlots, kSharedBudgetBytes / (4 * stage_floats));
-  p.stage_floats = static_cast<int>(std::min<int64_t>(stage_floats, kMaxInt));
+  const int64_t stage_bytes = (wgrad_b_bytes(launch.channels, element_bytes) +
+                               int64_t{launch.max_pairs} * p.pair_elements * element_bytes + 127) /
+                              128 * 128;
+  const int64_t slots = std::min<int64_t>(kWgradMaxSlots, kSharedBudgetBytes / stage_bytes);
+  p.stage_bytes = static_cast<int>(std::min<int64_t>(stage_bytes, kMaxInt));
   p.slots = static_cast<int>(slots);
   launch.fits = launch.max_pairs <= kWgradMaxPairs && slots >= kMinSlots &&
                 int64_t{p.row_blocks} * p.channel_blocks <= kMaxGrid && p.groups <= kMaxGrid;
   return launch;
 }
 
-template <int kN, int kMTiles, bool kExact>
+template <int kN, int kMTiles, class Ops>
 void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
                    const at::Tensor& input, const at::Tensor& grad_output, at::Tensor& grad_weight,
                    cudaStream_t stream, at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
-  using Cfg = WgradWgmmaConfig<kN, kMTiles, kExact>;
+  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops>;
+  using Element = typename Cfg::Element;
   const ConvGeometry& g = plan.geometry;
   const WgradWgmmaProblem& p = launch.p;
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
@@ -140,10 +152,10 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
                                               int64_t{multiprocessor_count()} * kWaves,
                                               split_floats, chunks, kMinStages, kMaxStages);
   const int64_t chunk_floats = split.splits * split_floats;
-  at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options());
+  at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options().dtype(at::kFloat));
 
   auto kernel = weight_gradient_wgmma_kernel<Cfg>;
-  const int shared_bytes = 4 * p.slots * p.stage_floats;
+  const int shared_bytes = p.slots * p.stage_bytes;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
   const dim3 grid(static_cast<unsigned>(split.splits),
@@ -157,8 +169,9 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
         chunk_problem.stages = samples * stages_per_sample;
         chunk_problem.stages_per_split = static_cast<int>(split.stages_per_split);
         kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(
-            chunk_problem, input.const_data_ptr<float>() + first_sample * p.input_sample_stride,
-            staged_output.const_data_ptr<float>(),
+            chunk_problem,
+            static_cast<const Element*>(input.const_data_ptr()) + first_sample * p.input_sample_stride,
+            static_cast<const Element*>(staged_output.const_data_ptr()),
             workspace.mutable_data_ptr<float>() + c * chunk_floats);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       },
@@ -179,14 +192,14 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
 }
 
 // The configuration for the block's input channels (block_channels_for, m_tiles_for).
-template <bool kExact>
+template <class Ops>
 void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
                          const at::Tensor& input, const at::Tensor& grad_output,
                          at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
                          const StagedChunkHook& after_chunk) {
   // Launches the configuration of `channels` input channels and `m_tiles` m-tiles.
   const auto run = [&](auto channels, auto m_tiles) {
-    launch_config<decltype(channels)::value, decltype(m_tiles)::value, kExact>(
+    launch_config<decltype(channels)::value, decltype(m_tiles)::value, Ops>(
         plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
   };
   using Three = std::integral_constant<int, 3>;
@@ -218,24 +231,36 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
                                   const StagedChunkHook& after_chunk) {
   const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_WGMMA");
   if (choice == MainloopSwitch::kNever || !wgmma_enabled()) return false;
-  // 16-byte loads of 4 positions of an input line.
+  const at::ScalarType dtype = input.scalar_type();
+  const bool half = dtype == at::kHalf || dtype == at::kBFloat16;
+  const int element_bytes = half ? 2 : 4;
+  // 16-byte loads of an input line's positions (4 float32 or 8 half values).
   const ConvGeometry& g = plan.geometry;
-  if (g.dim[2].input % 4 != 0 || reinterpret_cast<uintptr_t>(input.const_data_ptr()) % 16 != 0) {
+  if (g.dim[2].input % (16 / element_bytes) != 0 ||
+      reinterpret_cast<uintptr_t>(input.const_data_ptr()) % 16 != 0) {
     return false;
   }
+  // The half form's ldmatrix reads 8 rows of one tap's output channels at once.
+  if (half && plan.cout % 8 != 0) return false;
   // Where it measured faster than mma.sync (docs/KERNEL_LOG.md, g1): the folded
   // group's input channels in one block (up to 64). With two or more blocks each
   // re-reads every segment, and 128-256 channel layers ran 0.53-0.85x.
-  const WgmmaWgradLaunch launch = plan_wgmma_launch(plan);
+  const WgmmaWgradLaunch launch = plan_wgmma_launch(plan, element_bytes);
   if (!launch.fits || (choice != MainloopSwitch::kAlways && launch.p.channel_blocks != 1)) {
     return false;
   }
-  if (plan.operands_exact_in_tf32) {
-    launch_for_channels<true>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                              after_chunk);
+  const auto run = [&](auto operands) {
+    launch_for_channels<decltype(operands)>(plan, launch, input, grad_output, grad_weight, stream,
+                                            grad_bias, after_chunk);
+  };
+  if (dtype == at::kHalf) {
+    run(WgradHalfOperands<__half>{});
+  } else if (dtype == at::kBFloat16) {
+    run(WgradHalfOperands<__nv_bfloat16>{});
+  } else if (plan.operands_exact_in_tf32) {
+    run(WgradTf32Operands<true>{});
   } else {
-    launch_for_channels<false>(plan, launch, input, grad_output, grad_weight, stream, grad_bias,
-                               after_chunk);
+    run(WgradTf32Operands<false>{});
   }
   return true;
 }
