@@ -36,6 +36,7 @@ struct WgradTf32Operands {
   // The chain is added into the float32 total every 4 stages (128 products): the
   // tensor core truncates as it accumulates.
   static constexpr int kFlushStages = 4;
+  static constexpr bool kChainFlushes = true;
   template <int kN>
   using Mma = Wgmma<kN>;
 
@@ -99,6 +100,7 @@ struct WgradHalfOperands {
   static constexpr int kBParts = 1;
   // The chain runs the block's whole reduction (kHalfChainStages says why).
   static constexpr int kFlushStages = kHalfChainStages;
+  static constexpr bool kChainFlushes = false;
   template <int kN>
   using Mma = std::conditional_t<std::is_same_v<T, __half>, WgmmaF16<kN>, WgmmaBf16<kN>>;
 

@@ -36,7 +36,7 @@ namespace ct3d::cuda {
 
 constexpr int kWgradTilePositions = 32;  // K of one stage
 constexpr int kWgradMaxSlots = 8;
-constexpr int kWgradMaxPairs = 16;
+constexpr int kWgradMaxPairs = 64;  // (depth tap, height tap) pairs a block's rows reach
 
 // Everything the kernel needs; host side in weight_gradient_wgmma_launch.cu.
 struct WgradWgmmaProblem {
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int lane_offset = Ops::lane_position(lane) * position_step;
 
   float acc[kMTiles][kAccumulators], total[kMTiles][kAccumulators];
-  zero_chains(acc, total);
+  zero_chains(acc, total);  // (total unused, and dropped, where the chain never flushes)
 
   using Fragments = typename Ops::template Fragments<kMTiles>;
   auto k_step = [&](int slot, int s, Fragments& f) {
@@ -339,11 +339,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       k_step(slot, s, fragments[s & 1]);
       wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
       Ops::hold(fragments[(s + 1) & 1]);
-      if (s == 0 && it > 0 && it % Ops::kFlushStages != 0) {
+      if (s == 0 && it > 0 && (!Ops::kChainFlushes || it % Ops::kFlushStages != 0)) {
         mbarrier_arrive(empty0 + 8 * previous_slot);
       }
     }
-    if ((it + 1) % Ops::kFlushStages == 0) {
+    if (Ops::kChainFlushes && (it + 1) % Ops::kFlushStages == 0) {
       wgmma_wait<0>();
       fence_accumulators(acc);
       Ops::hold(fragments[0]);
@@ -359,7 +359,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   wgmma_wait<0>();
   fence_accumulators(acc);
-  add_chain(total, acc);
+  // Without flushes the chain is the total (no second set of registers).
+  if constexpr (Ops::kChainFlushes) add_chain(total, acc);
+  const auto& sums = Ops::kChainFlushes ? total : acc;
 
   // Accumulator 4j + e of m-tile mt: row g + 8 (e / 2), input channel 8j + 2t + e % 2.
   const int t = ctid & 3;
@@ -381,7 +383,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int j = 0; j < kN / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          out[(8 * j + 2 * t + e) * p.output_channels] = total[mt][4 * j + 2 * half + e];
+          out[(8 * j + 2 * t + e) * p.output_channels] = sums[mt][4 * j + 2 * half + e];
         }
     }
 #endif

@@ -37,7 +37,12 @@ int block_channels_for(int64_t cin) {
   }
   return 64;
 }
-int m_tiles_for(int channels) { return channels <= 32 ? 3 : 2; }
+// float32 keeps a chain and a total per m-tile; the half forms only the chain, so
+// they hold twice the rows (a stage's segments and B serve more products).
+constexpr int m_tiles_for(int channels, bool half) {
+  if (half) return channels <= 32 ? 6 : channels <= 48 ? 4 : 3;
+  return channels <= 32 ? 3 : 2;
+}
 
 // Row stride of a segment in elements. float32: lanes t = 0..3 of a k-step read
 // positions t apart (stride x pitch floats); with that step at 8 or 24 banks, they and
@@ -73,7 +78,7 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   WgmmaWgradLaunch launch;
   WgradWgmmaProblem& p = launch.p;
   launch.channels = block_channels_for(plan.cin);
-  launch.m_tiles = m_tiles_for(launch.channels);
+  launch.m_tiles = m_tiles_for(launch.channels, element_bytes == 2);
   p.depth = static_cast<int>(g.dim[0].input);
   p.height = static_cast<int>(g.dim[1].input);
   p.width = static_cast<int>(g.dim[2].input);
@@ -197,28 +202,28 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
                          const at::Tensor& input, const at::Tensor& grad_output,
                          at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
                          const StagedChunkHook& after_chunk) {
-  // Launches the configuration of `channels` input channels and `m_tiles` m-tiles.
-  const auto run = [&](auto channels, auto m_tiles) {
-    launch_config<decltype(channels)::value, decltype(m_tiles)::value, Ops>(
-        plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+  // Launches the configuration of `channels` input channels.
+  const auto run = [&](auto channels) {
+    constexpr int kN = decltype(channels)::value;
+    launch_config<kN, m_tiles_for(kN, Ops::kHalf), Ops>(plan, launch, input, grad_output,
+                                                          grad_weight, stream, grad_bias,
+                                                          after_chunk);
   };
-  using Three = std::integral_constant<int, 3>;
-  using Two = std::integral_constant<int, 2>;
   switch (launch.channels) {
     case 16:
-      run(std::integral_constant<int, 16>{}, Three{});
+      run(std::integral_constant<int, 16>{});
       break;
     case 24:
-      run(std::integral_constant<int, 24>{}, Three{});
+      run(std::integral_constant<int, 24>{});
       break;
     case 32:
-      run(std::integral_constant<int, 32>{}, Three{});
+      run(std::integral_constant<int, 32>{});
       break;
     case 48:
-      run(std::integral_constant<int, 48>{}, Two{});
+      run(std::integral_constant<int, 48>{});
       break;
     default:
-      run(std::integral_constant<int, 64>{}, Two{});
+      run(std::integral_constant<int, 64>{});
       break;
   }
 }
