@@ -35,6 +35,9 @@ __device__ __forceinline__ Element staged_element(float v) {
   }
 }
 
+__device__ __forceinline__ uint32_t staged_bits(__half v) { return __half_as_ushort(v); }
+__device__ __forceinline__ uint32_t staged_bits(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+
 // What the staging pass reads and writes, per sample.
 struct StagingShape {
   StagedGrid grid;
@@ -104,12 +107,30 @@ __global__ void __launch_bounds__(32 * kStagingRows)
       remaining < kStagingPositions ? static_cast<int>(remaining) : kStagingPositions;
   Element* destination =
       staged + (n * s.staged_positions + position0) * s.padded_channels + channel0;
-  for (int k = thread; k < channels * positions; k += kThreads) {
-    const int i = channels == kStagingChannels
-                      ? k / kStagingChannels
-                      : static_cast<int>(s.last_tile_channels.divide(static_cast<uint32_t>(k)));
-    const int c = k - i * channels;
-    destination[static_cast<int64_t>(i) * s.padded_channels + c] = staged_element<Element>(tile[c][i]);
+  if constexpr (sizeof(Element) == 2) {
+    // 16-bit types: 8 channels (16 bytes) a thread; every tile's channels and every
+    // staged row are whole 8-channel pieces (padded channels are multiples of 8).
+    const int pieces = channels / 8;
+    for (int k = thread; k < pieces * positions; k += kThreads) {
+      const int i = pieces == kStagingChannels / 8 ? k / (kStagingChannels / 8) : k / pieces;
+      const int c = 8 * (k - i * pieces);
+      uint32_t packed[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        packed[e] = staged_bits(staged_element<Element>(tile[c + 2 * e][i])) |
+                    (staged_bits(staged_element<Element>(tile[c + 2 * e + 1][i])) << 16);
+      }
+      *reinterpret_cast<uint4*>(destination + static_cast<int64_t>(i) * s.padded_channels + c) =
+          make_uint4(packed[0], packed[1], packed[2], packed[3]);
+    }
+  } else {
+    for (int k = thread; k < channels * positions; k += kThreads) {
+      const int i = channels == kStagingChannels
+                        ? k / kStagingChannels
+                        : static_cast<int>(s.last_tile_channels.divide(static_cast<uint32_t>(k)));
+      const int c = k - i * channels;
+      destination[static_cast<int64_t>(i) * s.padded_channels + c] = tile[c][i];
+    }
   }
   // Halo and padding entries of the tile are zero, so a plain row sum is the
   // channel's sum over this block's source positions (row stride 65: no conflicts).

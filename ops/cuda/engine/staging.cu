@@ -111,6 +111,8 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   };
+  // 16-bit types are written in 8-channel pieces (implicit_gemm_staging.cuh).
+  TORCH_INTERNAL_ASSERT(source.element_size() == 4 || layout.padded_channels_per_group % 8 == 0);
   switch (source.scalar_type()) {
     case at::kHalf:
       stage(__half{});

@@ -16,7 +16,7 @@ constexpr int64_t kMaxStagedChannels = int64_t{65535} * 64;
 
 struct StagedLayout {
   int64_t groups = 1, channels_per_group = 1;
-  int64_t padded_channels_per_group = 1;  // a multiple of 4 (16-byte rows)
+  int64_t padded_channels_per_group = 1;  // a multiple of 4 (8 for 16-bit types): 16-byte rows
   int64_t extent[3] = {1, 1, 1};          // the source's spatial extents
   int64_t halo_low[3] = {0, 0, 0};        // staged index = source index + halo_low
   int64_t staged_extent[3] = {1, 1, 1};   // extent plus both halos

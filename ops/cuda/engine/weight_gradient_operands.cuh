@@ -37,6 +37,7 @@ struct WgradTf32Operands {
   // tensor core truncates as it accumulates.
   static constexpr int kFlushStages = 4;
   static constexpr bool kChainFlushes = true;
+  static constexpr bool kBulkSegments = false;  // cp.async pieces into a padded pitch
   template <int kN>
   using Mma = Wgmma<kN>;
 
@@ -101,6 +102,8 @@ struct WgradHalfOperands {
   // The chain runs the block's whole reduction (kHalfChainStages says why).
   static constexpr int kFlushStages = kHalfChainStages;
   static constexpr bool kChainFlushes = false;
+  // The segments may come by bulk copies (WgradWgmmaProblem::bulk_segments).
+  static constexpr bool kBulkSegments = true;
   template <int kN>
   using Mma = std::conditional_t<std::is_same_v<T, __half>, WgmmaF16<kN>, WgmmaBf16<kN>>;
 

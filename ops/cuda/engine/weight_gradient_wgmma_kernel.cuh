@@ -63,6 +63,9 @@ struct WgradWgmmaProblem {
   // Shared memory: per slot the B tiles (kBRegionBytes), then max_pairs segments of
   // segment_rows rows, pitch elements apart (offsets and strides here in elements).
   int pitch, pair_elements, stage_bytes, slots;
+  // The half form's segments by one bulk copy per pair (staged rows already pitch
+  // apart, one group's rows contiguous) rather than cp.async pieces.
+  bool bulk_segments;
   int groups;
 };
 
@@ -168,9 +171,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     pair_offset[tid] =
         (pair / p.kernel_h) * p.depth_tap_stride + (pair % p.kernel_h) * p.height_tap_stride;
   }
+  const bool bulk_segments = Ops::kBulkSegments && p.bulk_segments;
   if (tid == 0) {
     for (int s = 0; s < p.slots; ++s) {
-      mbarrier_init(full0 + 8 * s, 256);
+      // 128 arrivals after the B stores, and (cp.async segments) 128 after the copies.
+      mbarrier_init(full0 + 8 * s, bulk_segments ? 128 : 256);
       mbarrier_init(empty0 + 8 * s, Cfg::kComputeThreads);
     }
     mbarrier_init_fence();
@@ -253,6 +258,34 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                             inside);
       }
     };
+    // Bulk segments: a copy of each pair's rows the tile reaches, and zeros past them
+    // (a width tail's positions meet zero input, but stale rows could hold NaN or Inf).
+    // Returns the bytes the copies bring.
+    auto copy_segments = [&](int slot, const WgradTile& tile, uint32_t full) -> uint32_t {
+      const int width0 = tile.width_tile * kWgradTilePositions;
+      const int positions = min(kWgradTilePositions, p.width - width0);
+      const int rows_needed = (positions - 1) * p.stride_w + (taps_w - 1) * p.dilation_w + 1;
+      const Element* tile_source =
+          staged_output + tile.sample * p.output_batch_stride + p.tap_origin +
+          tile.d * p.output_row_stride[0] + tile.h * p.output_row_stride[1] +
+          width0 * p.output_row_stride[2] + group * p.output_group_channels;
+      const uint32_t row_bytes = p.pitch * kElementBytes;
+      const uint32_t pair_bytes = segment_rows * row_bytes;
+      const uint32_t segments = shared_base + slot * p.stage_bytes + Cfg::kBRegionBytes;
+      if (tid < pairs) {
+        bulk_copy(segments + tid * pair_bytes, tile_source + pair_offset[tid],
+                  rows_needed * row_bytes, full);
+      }
+      if (rows_needed < segment_rows) {
+        const int zero_pieces = (segment_rows - rows_needed) * row_bytes / 16;
+        char* first_zero = shared + slot * p.stage_bytes + Cfg::kBRegionBytes + rows_needed * row_bytes;
+        for (int q = tid; q < pairs * zero_pieces; q += 128) {
+          const int pair = q / zero_pieces, piece = q - pair * zero_pieces;
+          *reinterpret_cast<uint4*>(first_zero + pair * pair_bytes + 16 * piece) = uint4{};
+        }
+      }
+      return pairs * rows_needed * row_bytes;
+    };
     WgradTile tile = wgrad_tile_at(p, first_stage);
     WgradTile next = tile;
     BValues b_values[2];
@@ -261,15 +294,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     int slot = 0, phase = 0;
     auto step = [&](int it, BValues& mine, BValues& following) {
       mbarrier_wait(empty0 + 8 * slot, phase ^ 1);
-      load_segments(slot, tile);
-      cp_async_arrive(full0 + 8 * slot);
+      const uint32_t full = full0 + 8 * slot;
+      uint32_t segment_bytes = 0;
+      if (bulk_segments) {
+        segment_bytes = copy_segments(slot, tile, full);
+      } else {
+        load_segments(slot, tile);
+        cp_async_arrive(full);
+      }
       if (it + 1 < stages) {
         load_b(next, following);
         next.advance(p);
       }
       store_b(slot, mine);
       fence_proxy_async_shared();
-      mbarrier_arrive(full0 + 8 * slot);
+      if (bulk_segments && tid == 0) {
+        mbarrier_arrive_expect_bytes(full, segment_bytes);
+      } else {
+        mbarrier_arrive(full);
+      }
       tile.advance(p);
       if (++slot == p.slots) {
         slot = 0;

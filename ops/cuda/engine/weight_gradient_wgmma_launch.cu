@@ -44,25 +44,41 @@ constexpr int m_tiles_for(int channels, bool half) {
   return channels <= 32 ? 3 : 2;
 }
 
-// Row stride of a segment in elements. float32: lanes t = 0..3 of a k-step read
-// positions t apart (stride x pitch floats); with that step at 8 or 24 banks, they and
-// the 8 channels of lanes g cover all 32 banks. float16 / bfloat16: ldmatrix reads 8
-// rows of 16 bytes, positions 0..7 (stride x pitch x 2 bytes apart); an odd number of
-// 16-byte units between them covers the 32 banks (stride 2: 2-way at best).
-int segment_pitch(int64_t channels, int64_t stride, int element_bytes) {
-  if (element_bytes == 2) {
-    for (const int64_t step : {stride, int64_t{1}}) {
-      for (int64_t pad = 8; pad <= 64; pad += 8) {
-        if (step * (channels + pad) / 8 % 2 == 1) return static_cast<int>(channels + pad);
-      }
-    }
-    return static_cast<int>(channels + 8);
-  }
+// Row stride of a float32 segment: lanes t = 0..3 of a k-step read positions t apart
+// (stride x pitch floats); with that step at 8 or 24 banks, they and the 8 channels of
+// lanes g cover all 32 banks.
+int segment_pitch(int64_t channels, int64_t stride) {
   for (int64_t pad = 4; pad <= 32; pad += 4) {
     const int64_t step = stride * (channels + pad) % 32;
     if (step == 8 || step == 24) return static_cast<int>(channels + pad);
   }
   return static_cast<int>(channels + 4);
+}
+
+// The half form's staged channels per group, which is also its segments' pitch (they
+// come by bulk copies): ldmatrix reads 8 rows of 16 bytes, positions 0..7 (stride x
+// pitch x 2 bytes apart); an odd number of 16-byte units between them covers the 32
+// banks (stride 2: 2-way at best).
+int64_t half_segment_pitch(int64_t channels, int64_t stride) {
+  const int64_t first = (channels + 7) / 8 * 8;
+  for (const int64_t step : {stride, int64_t{1}}) {
+    for (int64_t pitch = first; pitch <= first + 16; pitch += 8) {
+      if (step * pitch / 8 % 2 == 1) return pitch;
+    }
+  }
+  return first;
+}
+
+// Where the half form copies its segments whole (one bulk copy per pair, the staged rows
+// already at half_segment_pitch): the staged channels of a group; 0 where it keeps
+// cp.async pieces. Bulk copies also move the padding channels, so they pay where
+// the padding is a small part of a row or there is none (docs/KERNEL_LOG.md, h3:
+// 64 -> 72 channels 1.53x faster on L1-68, 48 -> 56 1.29x on 61, 24 and 8 unpadded
+// 1.2x; 16 -> 24 0.87x on 58, 32 -> 40 0.92x on 73).
+int64_t bulk_staging_pitch(int64_t channels, int64_t stride) {
+  const int64_t pitch = half_segment_pitch(channels, stride);
+  const int64_t real = (channels + 7) / 8 * 8;
+  return pitch == real || channels >= 48 ? pitch : 0;
 }
 
 struct WgmmaWgradLaunch {
@@ -119,7 +135,11 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   if (total_rows >= kMaxInt || segment_rows >= kMaxInt / 64) return launch;
   p.total_rows = static_cast<int>(total_rows);
   p.segment_rows = FastDivider(static_cast<uint32_t>(segment_rows));
-  p.pitch = segment_pitch(p.output_group_channels, p.stride_w, element_bytes);
+  p.pitch = element_bytes == 2 ? static_cast<int>(half_segment_pitch(p.output_group_channels,
+                                                                     p.stride_w))
+                               : segment_pitch(p.output_group_channels, p.stride_w);
+  // Bulk copies where the staged rows are the segments' rows (bulk_staging_pitch).
+  p.bulk_segments = element_bytes == 2 && plan.groups == 1 && p.pitch == p.output_group_channels;
   p.pair_elements = static_cast<int>(segment_rows * p.pitch);
   for (int64_t b = 0; b < p.row_blocks; ++b) {
     const int64_t first = b * p.rows_per_block;
@@ -250,13 +270,20 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
   // Where it measured faster than mma.sync (docs/KERNEL_LOG.md, g1): the folded
   // group's input channels in one block (up to 64). With two or more blocks each
   // re-reads every segment, and 128-256 channel layers ran 0.53-0.85x.
-  const WgmmaWgradLaunch launch = plan_wgmma_launch(plan, element_bytes);
+  // The half form stages grad_output at its segments' pitch where it copies them whole.
+  WeightGradientPlan staged_plan = plan;
+  if (half && plan.groups == 1) {
+    if (const int64_t pitch = bulk_staging_pitch(plan.cout, g.dim[2].stride); pitch > 0) {
+      staged_plan.output.padded_channels_per_group = pitch;
+    }
+  }
+  const WgmmaWgradLaunch launch = plan_wgmma_launch(staged_plan, element_bytes);
   if (!launch.fits || (choice != MainloopSwitch::kAlways && launch.p.channel_blocks != 1)) {
     return false;
   }
   const auto run = [&](auto operands) {
-    launch_for_channels<decltype(operands)>(plan, launch, input, grad_output, grad_weight, stream,
-                                            grad_bias, after_chunk);
+    launch_for_channels<decltype(operands)>(staged_plan, launch, input, grad_output, grad_weight,
+                                            stream, grad_bias, after_chunk);
   };
   if (dtype == at::kHalf) {
     run(WgradHalfOperands<__half>{});
