@@ -2,7 +2,7 @@
 // (3xTF32 tensor cores): dL/dx through the forward's gathering GEMM as a strided
 // convolution of dL/dy, dL/dw through the split-reduction GEMM; float16 and bfloat16
 // as float32 on widened operands (ops/reduced_precision.h), except where the
-// engine's half forms apply: dL/dx (engine/half_window.h), dL/dw
+// engine's half forms apply: dL/dx (engine/half_window.h, engine/half_gather.h), dL/dw
 // (engine/weight_gradient_operands.cuh). float64, and sizes past
 // the engine's index limits, run direct loops: one thread per element of dL/dx and
 // one block per element of dL/dw (a block-wide sum over batch and positions,
@@ -20,6 +20,7 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/half_gather.h"
 #include "ops/cuda/engine/half_window.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
@@ -155,11 +156,16 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
 at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                     const at::Tensor& weight) {
   const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry_of(args));
-  if (!cuda::half_window_may_apply(problem)) return at::Tensor();
+  const bool window = cuda::half_window_may_apply(problem);
+  const bool gather = cuda::half_gather_may_apply(problem);
+  if (!window && !gather) return at::Tensor();
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   if (grad_input.numel() == 0 || grad_output.numel() == 0) return at::Tensor();
-  if (!cuda::launch_half_window(problem, grad_output.contiguous(), weight.contiguous(),
-                                at::Tensor(), grad_input, c10::cuda::getCurrentCUDAStream())) {
+  const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  if (!(window && cuda::launch_half_window(problem, g, w, at::Tensor(), grad_input, stream)) &&
+      !(gather && cuda::launch_half_gather(problem, g, w, at::Tensor(), grad_input, stream,
+                                           cuda::backward_staging_budget(g.numel())))) {
     return at::Tensor();
   }
   return grad_input;

@@ -1,8 +1,8 @@
 // CUDA entry point. Same four steps as every CUDA op: check arguments, take a
 // device guard on the input's device, launch on PyTorch's current stream, check
-// the launch (inside the launchers). float16 and bfloat16 run the engine's half form
-// where it applies (engine/half_window.h), else the float32 kernels on widened
-// operands (ops/reduced_precision.h).
+// the launch (inside the launchers). float16 and bfloat16 run the engine's half forms
+// where they apply (engine/half_window.h, engine/half_gather.h), else the float32
+// kernels on widened operands (ops/reduced_precision.h).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -11,6 +11,7 @@
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/direct_kernel.h"
+#include "ops/cuda/engine/half_gather.h"
 #include "ops/cuda/engine/half_window.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
@@ -71,18 +72,24 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
   return t.output;
 }
 
-// float16 or bfloat16 on the engine's half form (float32 bias, added before the one
-// rounding); nullopt where it does not apply. Strided problems and other GPUs are
-// turned away before any copy or allocation.
+// float16 or bfloat16 on the engine's half forms (float32 bias, added before the one
+// rounding): the shifted-window kernels (stride 1), else the half gathering GEMM;
+// nullopt where neither applies. Problems neither may take (other GPUs, narrow strided
+// groups) are turned away before any copy or allocation.
 std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args,
                                            const at::Tensor& input, const at::Tensor& weight,
                                            const std::optional<at::Tensor>& bias) {
   const cuda::GatherProblem problem = cuda::forward_gather(geometry_of(args));
-  if (!cuda::half_window_may_apply(problem)) return std::nullopt;
+  const bool window = cuda::half_window_may_apply(problem);
+  const bool gather = cuda::half_gather_may_apply(problem);
+  if (!window && !gather) return std::nullopt;
   ForwardTensors t = forward_tensors(args, input, weight, bias, at::kFloat);
   if (t.output.numel() == 0) return t.output;
-  if (!cuda::launch_half_window(problem, t.input5, t.weight, t.bias, t.output5,
-                                c10::cuda::getCurrentCUDAStream())) {
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  if (!(window && cuda::launch_half_window(problem, t.input5, t.weight, t.bias, t.output5,
+                                           stream)) &&
+      !(gather && cuda::launch_half_gather(problem, t.input5, t.weight, t.bias, t.output5,
+                                           stream, cuda::kUnlimitedStaging))) {
     return std::nullopt;
   }
   return t.output;

@@ -18,8 +18,9 @@ void check_backward_tensor_cuda(const at::Tensor& tensor);
 at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                const at::Tensor& weight, bool operands_exact_in_tf32);
 
-// float16 or bfloat16: the input gradient on the engine's half form
-// (engine/half_window.h) where it applies (stride 1, sm_90a); undefined elsewhere.
+// float16 or bfloat16: the input gradient on the engine's half forms where they apply
+// (sm_90a: engine/half_window.h for stride 1, else engine/half_gather.h); undefined
+// elsewhere.
 at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                     const at::Tensor& weight);
 

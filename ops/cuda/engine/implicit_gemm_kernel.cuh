@@ -124,8 +124,9 @@ __device__ __forceinline__ PhaseBlock phase_block(const PhaseProblem& p, int blo
 // The staged source row of block row `local` at the reduction's origin (rows past
 // the end gather the last row again; they are not stored). Thanks to the staged
 // halo every tap of a row is inside, so a row is just its address.
-__device__ __forceinline__ const float* staged_row(const PhaseProblem& p, const PhaseBlock& b,
-                                                   const float* staged, int group, int local) {
+template <class Element>
+__device__ __forceinline__ const Element* staged_row(const PhaseProblem& p, const PhaseBlock& b,
+                                                     const Element* staged, int group, int local) {
   const int clamped = b.row0 + local < p.rows ? local : static_cast<int>(p.rows - 1 - b.row0);
   const PhasePosition pos = decode_row(p, b.origin, clamped);
   return staged + pos.n * p.staged_batch_stride + p.staged_origin +
@@ -135,8 +136,10 @@ __device__ __forceinline__ const float* staged_row(const PhaseProblem& p, const 
 
 // Where block row `local` of channel group_channel0 goes in the output, or null
 // when the row is past the phase's end.
-__device__ __forceinline__ float* output_row(const PhaseProblem& p, const PhaseBlock& b,
-                                             float* output, int64_t group_channel0, int local) {
+template <class Element>
+__device__ __forceinline__ Element* output_row(const PhaseProblem& p, const PhaseBlock& b,
+                                               Element* output, int64_t group_channel0,
+                                               int local) {
   const PhasePosition pos = decode_row(p, b.origin, local);
   if (!b.row_in_phase(p, b.row0 + local, pos)) return nullptr;
   return output + pos.n * p.output_batch_stride + group_channel0 * p.output_channel_stride +

@@ -3,12 +3,9 @@
 // percent of the convolution. Host side: staging.h.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
-#include <type_traits>
 
+#include "ops/cuda/engine/element_conversion.cuh"
 #include "ops/cuda/engine/fast_divider.h"
 #include "ops/cuda/engine/implicit_gemm_layout.cuh"
 #include "ops/cuda/engine/ptx_helpers.cuh"
@@ -19,24 +16,6 @@ namespace ct3d::cuda {
 constexpr int kStagingPositions = 64;  // staged positions of one transpose tile
 constexpr int kStagingChannels = 64;   // most channels of one tile
 constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 threads)
-
-// A staged value through the tile's float32 and back: exact for all three types.
-__device__ __forceinline__ float staged_float(float v) { return v; }
-__device__ __forceinline__ float staged_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float staged_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class Element>
-__device__ __forceinline__ Element staged_element(float v) {
-  if constexpr (std::is_same_v<Element, __half>) {
-    return __float2half_rn(v);
-  } else if constexpr (std::is_same_v<Element, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
-  } else {
-    return v;
-  }
-}
-
-__device__ __forceinline__ uint32_t staged_bits(__half v) { return __half_as_ushort(v); }
-__device__ __forceinline__ uint32_t staged_bits(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
 
 // What the staging pass reads and writes, per sample.
 struct StagingShape {
@@ -93,7 +72,7 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     for (int j = 0; j < kPositionsPerThread; ++j) {
       float value = 0.f;
       if (input_offset[j] >= 0 && channel < s.cin_per_group) {
-        value = staged_float(plane[input_offset[j]]);
+        value = element_to_float(plane[input_offset[j]]);
         if (nonfinite != nullptr && !isfinite(value)) *nonfinite = 1;
       }
       tile[i][threadIdx.x + 32 * j] = value;
@@ -117,8 +96,8 @@ __global__ void __launch_bounds__(32 * kStagingRows)
       uint32_t packed[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        packed[e] = staged_bits(staged_element<Element>(tile[c + 2 * e][i])) |
-                    (staged_bits(staged_element<Element>(tile[c + 2 * e + 1][i])) << 16);
+        packed[e] = element_bits(element_from_float<Element>(tile[c + 2 * e][i])) |
+                    (element_bits(element_from_float<Element>(tile[c + 2 * e + 1][i])) << 16);
       }
       *reinterpret_cast<uint4*>(destination + static_cast<int64_t>(i) * s.padded_channels + c) =
           make_uint4(packed[0], packed[1], packed[2], packed[3]);

@@ -1,0 +1,231 @@
+// The gathering implicit GEMM on float16 / bfloat16 operands (sm_90a): the problem,
+// staging, reduction walk and epilogue of wgmma_kernel.cuh (float32), with the
+// operands as they are. Any stride, dilation and padding (it gathers staged rows per
+// phase, as the float32 mainloop does); host side in half_gather_launch.cu.
+//
+// Block: warpgroup 0 loads, warpgroups 1 and 2 compute kMTiles m64 tiles of phase
+// positions each against the block's kN output channels. A stage is kChunks chunks
+// (a chunk: one tap, 16 input channels = one k16 step):
+// - the producers copy each row's chunk (2 x 16 bytes, cp.async) into the stage, the
+//   pieces of a row XOR-swizzled so that ldmatrix's 8 rows of one piece fall in 8
+//   different bank groups; one thread bulk-copies each chunk's packed weights
+//   (half_window_weights.h's layout, kN x 32 bytes per chunk);
+// - each warp loads its 16 rows of a chunk with one ldmatrix.x4 (wgmma's A registers)
+//   and issues one m64nNk16 product per m-tile into float32; one stage's wgmmas stay
+//   in flight while the next is loaded. The products are exact in float32 and the
+//   output is rounded once, so the chain runs the whole reduction (no flushes).
+#pragma once
+
+#include <type_traits>
+
+#include "ops/cuda/engine/hopper_ptx.cuh"
+#include "ops/cuda/engine/implicit_gemm_kernel.cuh"
+#include "ops/cuda/engine/wgmma_epilogue.cuh"
+#include "ops/cuda/engine/wgmma_instructions.cuh"
+#include "ops/cuda/engine/wgmma_split_products.cuh"
+
+namespace ct3d::cuda {
+
+template <int kChannels, int kMTilesPerWarpgroup, int kChunksPerStage, class ElementType>
+struct HalfGatherConfig {
+  using Element = ElementType;
+  using Mma = std::conditional_t<std::is_same_v<Element, __half>, WgmmaF16<kChannels>,
+                                 WgmmaBf16<kChannels>>;
+  static constexpr int kN = kChannels;
+  static constexpr int kMTiles = kMTilesPerWarpgroup;
+  static constexpr int kChunks = kChunksPerStage;
+  static constexpr int kBlockChannels = kChannels;
+  static constexpr int kBlockPositions = 2 * 64 * kMTiles;
+  static constexpr int kThreads = 384, kComputeThreads = 256;
+  static constexpr int kPiecesPerRow = 2 * kChunks;  // 16 bytes: 8 channels
+  static constexpr int kRowBytes = 16 * kPiecesPerRow;
+  static constexpr int kTileInputBytes = kBlockPositions * kRowBytes;
+  static constexpr int kChunkWeightBytes = kN * 32;  // 16 input channels x kN
+  static constexpr int kStageBytes = kTileInputBytes + kChunks * kChunkWeightBytes;
+  static constexpr int kSlotsThatFit = 200 * 1024 / kStageBytes;
+  static constexpr int kSlots = kSlotsThatFit < 8 ? kSlotsThatFit : 8;
+  static constexpr int kEpilogueBytes = 4 * kN * (kBlockPositions + 4);  // wgmma_store_tile
+  static constexpr int kSharedBytes =
+      kSlots * kStageBytes > kEpilogueBytes ? kSlots * kStageBytes : kEpilogueBytes;
+  // Producer thread tid copies piece tid % 2 of each chunk of rows tid / 2 + 64 r.
+  static constexpr int kProducerRows = kBlockPositions / 64;
+  // As WgmmaBlock: 128 x 56 + 256 x 224 <= 64 K registers.
+  static constexpr int kProducerRegisters = 56;
+  static constexpr int kComputeRegisters = 224;
+  static_assert(kChunks == 1 || kChunks == 2, "stage chunks");
+  static_assert(kSlots >= 3, "a slot computing, one in flight, one loading");
+  static_assert(kN % 16 == 0 && kN <= 128, "wgmma N");
+};
+
+// Byte offset of 16-byte piece `piece` (2 per chunk) of stage row `row`: with 2 pieces
+// a row (32 bytes) rows 4-7 of each 8 swap their pieces, with 4 (64 bytes) rows 2r and
+// 2r + 1 take piece ^ r; either way 8 consecutive rows' piece p cover the 8 groups of
+// 4 banks, so an ldmatrix phase is free of conflicts.
+template <int kPiecesPerRow>
+__device__ __forceinline__ uint32_t half_stage_piece_offset(int row, int piece) {
+  if constexpr (kPiecesPerRow == 2) {
+    return row * 32 + 16 * (piece ^ ((row >> 2) & 1));
+  } else {
+    return row * 64 + 16 * (piece ^ ((row >> 1) & 3));
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_half_gather_kernel(const __grid_constant__ PhaseProblem p,
+                             const typename Cfg::Element* __restrict__ staged,
+                             const typename Cfg::Element* __restrict__ packed_weight,
+                             const float* __restrict__ bias,
+                             typename Cfg::Element* __restrict__ output) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Element = typename Cfg::Element;
+  using Mma = typename Cfg::Mma;
+  constexpr int kN = Cfg::kN, kSlots = Cfg::kSlots, kMTiles = Cfg::kMTiles, kChunks = Cfg::kChunks;
+  constexpr int kPieces = Cfg::kPiecesPerRow;
+  constexpr int kAccumulators = Mma::kAccumulators;
+  extern __shared__ __align__(128) float shared[];
+  __shared__ __align__(8) uint64_t barriers[2 * kSlots];
+  const int tid = threadIdx.x;
+  const int group = blockIdx.z;
+  const int channel0 = blockIdx.y * kN;
+  const PhaseBlock block = phase_block(p, Cfg::kBlockPositions);
+  const uint32_t shared_base = shared_address(shared);
+  const uint32_t full0 = shared_address(&barriers[0]);
+  const uint32_t empty0 = shared_address(&barriers[kSlots]);
+  init_slot_barriers(full0, empty0, kSlots, Cfg::kComputeThreads);
+  ReductionWalk walk(p, block);
+  const int chunks = walk.total_stages;  // the walk steps one chunk at a time
+  const int stages = (chunks + kChunks - 1) / kChunks;
+
+  if (tid < 128) {
+    release_registers<Cfg::kProducerRegisters>();
+    constexpr int kRows = Cfg::kProducerRows;
+    const int piece = tid & 1;
+    const Element* row_source[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      row_source[r] = staged_row(p, block, staged, group, tid / 2 + 64 * r) + 8 * piece;
+    }
+    // The packed weights: per (tap, chunk) cout_padded x 16 values; ReductionWalk
+    // counts float32's packing (cout_padded x 32 floats), twice as many elements.
+    const Element* weight_source =
+        packed_weight + group * (p.packed_group_stride / 2) + channel0 * 16;
+    for (int it = 0; it < stages; ++it) {
+      const int slot = it % kSlots;
+      mbarrier_wait(empty0 + 8 * slot, ((it / kSlots) & 1) ^ 1);
+      const uint32_t stage = shared_base + slot * Cfg::kStageBytes;
+      const int stage_chunks = min(kChunks, chunks - it * kChunks);
+      if (tid == 0)
+        mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * Cfg::kChunkWeightBytes);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        if (c < stage_chunks) {
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) {
+            const int row = tid / 2 + 64 * r;
+            cp_async_16(stage + half_stage_piece_offset<kPieces>(row, 2 * c + piece),
+                        row_source[r] + walk.input_offset);
+          }
+          if (tid == 0) {
+            bulk_copy(stage + Cfg::kTileInputBytes + c * Cfg::kChunkWeightBytes,
+                      weight_source + walk.weight_offset / 2, Cfg::kChunkWeightBytes,
+                      full0 + 8 * slot);
+          }
+          walk.advance();
+        }
+      }
+      cp_async_arrive(full0 + 8 * slot);
+    }
+    return;
+  }
+
+  claim_registers<Cfg::kComputeRegisters>();
+  const int ctid = tid - 128, lane = ctid & 31;
+  // ldmatrix.x4: lane L gives row L % 8 of matrix L / 8; matrices (rows 0-7, k 0-7),
+  // (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15) of the warp's 16 rows
+  // are wgmma's A registers in order.
+  const int warp_row0 = compute_row_base<kMTiles>(ctid & ~31);
+  const int lane_row = (lane & 7) + 8 * ((lane >> 3) & 1), lane_piece = lane >> 4;
+  uint32_t a_offset[kMTiles][kChunks];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      a_offset[mt][c] =
+          half_stage_piece_offset<kPieces>(warp_row0 + 64 * mt + lane_row, 2 * c + lane_piece);
+    }
+  float acc[kMTiles][kAccumulators];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[mt][i] = 0.f;
+
+  struct Fragments {
+    uint32_t a[kMTiles][kChunks][4];
+  };
+  auto load = [&](int slot, int stage_chunks, Fragments& f) {
+    const uint32_t stage = shared_base + slot * Cfg::kStageBytes;
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        if (c < stage_chunks) {
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(f.a[mt][c][0]), "=r"(f.a[mt][c][1]), "=r"(f.a[mt][c][2]),
+                         "=r"(f.a[mt][c][3])
+                       : "r"(stage + a_offset[mt][c]));
+        }
+      }
+  };
+  auto issue = [&](int slot, int stage_chunks, const Fragments& f) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      if (c < stage_chunks) {
+        const uint64_t b = chunk_weight_descriptor<kN>(
+            shared_base + slot * Cfg::kStageBytes + Cfg::kTileInputBytes +
+                c * Cfg::kChunkWeightBytes,
+            0);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) Mma::run(acc[mt], f.a[mt][c], b, 1);
+      }
+    }
+  };
+  auto hold = [](Fragments& f) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) fence_registers(f.a[mt][c]);
+  };
+  Fragments fragments[2];
+  // Two stages per trip, so that each fragment set is a fixed set of registers
+  // (wgmma reads them asynchronously).
+  auto step = [&](int it, Fragments& mine, Fragments& other) {
+    const int slot = it % kSlots;
+    const int stage_chunks = min(kChunks, chunks - it * kChunks);
+    mbarrier_wait(full0 + 8 * slot, (it / kSlots) & 1);
+    load(slot, stage_chunks, mine);
+    fence_accumulators(acc);
+    wgmma_fence();
+    issue(slot, stage_chunks, mine);
+    wgmma_commit();
+    wgmma_wait<1>();  // stage it - 1's wgmmas are done with its slot and fragments
+    hold(other);
+    if (it > 0) mbarrier_arrive(empty0 + 8 * ((it + kSlots - 1) % kSlots));
+  };
+  int it = 0;
+  for (; it + 1 < stages; it += 2) {
+    step(it, fragments[0], fragments[1]);
+    step(it + 1, fragments[1], fragments[0]);
+  }
+  if (it < stages) step(it, fragments[0], fragments[1]);
+  wgmma_wait<0>();
+  fence_accumulators(acc);
+
+  // Epilogue (every stage has landed and been read).
+  wgmma_store_tile<kN, kMTiles, Cfg::kBlockPositions, Cfg::kComputeThreads>(
+      p, block, shared, acc, ctid, compute_row_base<kMTiles>(ctid), group, channel0, bias,
+      output);
+#endif
+}
+
+}  // namespace ct3d::cuda
