@@ -31,4 +31,13 @@ __device__ __forceinline__ uint32_t element_bits(__nv_bfloat16 v) {
   return __bfloat16_as_ushort(v);
 }
 
+template <class Element>
+__device__ __forceinline__ Element element_from_bits(uint32_t bits) {
+  if constexpr (std::is_same_v<Element, __half>) {
+    return __ushort_as_half(static_cast<unsigned short>(bits));
+  } else {
+    return __ushort_as_bfloat16(static_cast<unsigned short>(bits));
+  }
+}
+
 }  // namespace ct3d::cuda

@@ -52,11 +52,18 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   const Element* sample =
       input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group * s.grid.input_positions;
 
+  // 16-bit types: a thread's two positions are neighbours (2x, 2x + 1), read with one
+  // 4-byte load where they are neighbours in the source too; float32: x and x + 32.
+  constexpr bool kPairs = sizeof(Element) == 2;
+  static_assert(!kPairs || kPositionsPerThread == 2, "a pair of positions a thread");
+  const auto column = [](int j) {
+    return kPairs ? 2 * static_cast<int>(threadIdx.x) + j : static_cast<int>(threadIdx.x) + 32 * j;
+  };
   // Where this thread's staged positions sit in the input (-1: halo or past the end).
   int64_t input_offset[kPositionsPerThread];
 #pragma unroll
   for (int j = 0; j < kPositionsPerThread; ++j) {
-    const int64_t position = position0 + threadIdx.x + 32 * j;
+    const int64_t position = position0 + column(j);
     input_offset[j] =
         position < s.staged_positions ? s.grid.source_offset(static_cast<uint32_t>(position)) : -1;
   }
@@ -68,6 +75,16 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     const int group = padded_channel / s.cin_padded;
     const int channel = padded_channel - group * s.cin_padded;
     const Element* plane = sample + (group * s.cin_per_group + channel) * s.grid.input_positions;
+    if constexpr (kPairs) {
+      const Element* first = plane + input_offset[0];
+      if (nonfinite == nullptr && channel < s.cin_per_group && input_offset[0] >= 0 &&
+          input_offset[1] == input_offset[0] + 1 && reinterpret_cast<uintptr_t>(first) % 4 == 0) {
+        const uint32_t both = *reinterpret_cast<const uint32_t*>(first);
+        tile[i][column(0)] = element_to_float(element_from_bits<Element>(both & 0xffff));
+        tile[i][column(1)] = element_to_float(element_from_bits<Element>(both >> 16));
+        continue;
+      }
+    }
 #pragma unroll
     for (int j = 0; j < kPositionsPerThread; ++j) {
       float value = 0.f;
@@ -75,7 +92,7 @@ __global__ void __launch_bounds__(32 * kStagingRows)
         value = element_to_float(plane[input_offset[j]]);
         if (nonfinite != nullptr && !isfinite(value)) *nonfinite = 1;
       }
-      tile[i][threadIdx.x + 32 * j] = value;
+      tile[i][column(j)] = value;
     }
   }
   __syncthreads();
