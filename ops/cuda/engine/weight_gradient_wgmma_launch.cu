@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/cuda/engine/half_stage_layout.h"
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient_splits.h"
@@ -53,32 +54,6 @@ int segment_pitch(int64_t channels, int64_t stride) {
     if (step == 8 || step == 24) return static_cast<int>(channels + pad);
   }
   return static_cast<int>(channels + 4);
-}
-
-// The half form's staged channels per group, which is also its segments' pitch (they
-// come by bulk copies): ldmatrix reads 8 rows of 16 bytes, positions 0..7 (stride x
-// pitch x 2 bytes apart); an odd number of 16-byte units between them covers the 32
-// banks (stride 2: 2-way at best).
-int64_t half_segment_pitch(int64_t channels, int64_t stride) {
-  const int64_t first = (channels + 7) / 8 * 8;
-  for (const int64_t step : {stride, int64_t{1}}) {
-    for (int64_t pitch = first; pitch <= first + 16; pitch += 8) {
-      if (step * pitch / 8 % 2 == 1) return pitch;
-    }
-  }
-  return first;
-}
-
-// Where the half form copies its segments whole (one bulk copy per pair, the staged rows
-// already at half_segment_pitch): the staged channels of a group; 0 where it keeps
-// cp.async pieces. Bulk copies also move the padding channels, so they pay where
-// the padding is a small part of a row or there is none (docs/KERNEL_LOG.md, h3:
-// 64 -> 72 channels 1.53x faster on L1-68, 48 -> 56 1.29x on 61, 24 and 8 unpadded
-// 1.2x; 16 -> 24 0.87x on 58, 32 -> 40 0.92x on 73).
-int64_t bulk_staging_pitch(int64_t channels, int64_t stride) {
-  const int64_t pitch = half_segment_pitch(channels, stride);
-  const int64_t real = (channels + 7) / 8 * 8;
-  return pitch == real || channels >= 48 ? pitch : 0;
 }
 
 struct WgmmaWgradLaunch {

@@ -18,6 +18,7 @@
 
 #include <type_traits>
 
+#include "ops/cuda/engine/half_stage_layout.h"
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
 #include "ops/cuda/engine/wgmma_epilogue.cuh"
@@ -56,19 +57,6 @@ struct HalfGatherConfig {
   static_assert(kSlots >= 3, "a slot computing, one in flight, one loading");
   static_assert(kN % 16 == 0 && kN <= 128, "wgmma N");
 };
-
-// Byte offset of 16-byte piece `piece` (2 per chunk) of stage row `row`: with 2 pieces
-// a row (32 bytes) rows 4-7 of each 8 swap their pieces, with 4 (64 bytes) rows 2r and
-// 2r + 1 take piece ^ r; either way 8 consecutive rows' piece p cover the 8 groups of
-// 4 banks, so an ldmatrix phase is free of conflicts.
-template <int kPiecesPerRow>
-__device__ __forceinline__ uint32_t half_stage_piece_offset(int row, int piece) {
-  if constexpr (kPiecesPerRow == 2) {
-    return row * 32 + 16 * (piece ^ ((row >> 2) & 1));
-  } else {
-    return row * 64 + 16 * (piece ^ ((row >> 1) & 3));
-  }
-}
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
