@@ -176,6 +176,7 @@ HalfWeightGradients half_weight_gradient_cuda(const ConvTranspose3dArgs& args,
                                               const at::Tensor& grad_output, bool bias) {
   if (input.numel() == 0 || grad_output.numel() == 0) return {};
   const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry_of(args));
+  if (!cuda::half_weight_gradient_may_apply(plan)) return {};  // before any copy
   const at::TensorOptions sums = input.options().dtype(at::kFloat);
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), sums);
   at::Tensor grad_bias = bias ? at::empty({args.out_channels}, sums) : at::Tensor();

@@ -86,11 +86,13 @@ Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at
     return gradients_cuda(args, grad_output, input, weight, output_mask, false);
   }
   // The input and weight gradients on the engine's half forms where they apply (the
-  // bias gradient with the weight gradient), the rest widened.
+  // bias gradient with the weight gradient), the rest widened. grad_output made
+  // contiguous once for both.
+  const at::Tensor g = grad_output.contiguous();
   const at::Tensor half_grad_input =
-      output_mask[0] ? half_input_gradient_cuda(args, grad_output, weight) : at::Tensor();
+      output_mask[0] ? half_input_gradient_cuda(args, g, weight) : at::Tensor();
   const HalfWeightGradients half_weight =
-      output_mask[1] ? half_weight_gradient_cuda(args, input, grad_output, output_mask[2])
+      output_mask[1] ? half_weight_gradient_cuda(args, input, g, output_mask[2])
                      : HalfWeightGradients{};
   const std::array<bool, 3> widened_mask = {output_mask[0] && !half_grad_input.defined(),
                                             output_mask[1] && !half_weight.weight.defined(),
@@ -104,7 +106,7 @@ Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at
   }
   // Widened copies only of the operands a widened gradient reads.
   const auto [grad_input, grad_weight, grad_bias] =
-      gradients_cuda(args, widened(grad_output), widened_mask[1] ? widened(input) : input,
+      gradients_cuda(args, widened(g), widened_mask[1] ? widened(input) : input,
                      widened_mask[0] ? widened(weight) : weight, widened_mask, true);
   return {pick(half_grad_input, grad_input), pick(half_weight.weight, grad_weight),
           pick(half_weight.bias, grad_bias)};

@@ -33,14 +33,7 @@ void launch_config(const GatherProblem& problem, const at::Tensor& source,
                    cudaStream_t stream, int64_t staging_budget) {
   using Element = typename Cfg::Element;
   const PhaseProblem p = make_phase_problem(problem, kBlockK, Cfg::kBlockChannels, output);
-  // Outputs no tap reaches are the bias alone (as launch_all_phases).
-  if (p.uncovered_outputs) {
-    if (bias.defined()) {
-      output.copy_(bias.view({1, -1, 1, 1, 1}).expand_as(output));
-    } else {
-      output.zero_();
-    }
-  }
+  if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);
   if (p.phases == 0) return;
   const at::Tensor packed = pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, stream);
   auto kernel = wgmma_half_gather_kernel<Cfg>;

@@ -101,13 +101,7 @@ void launch_all_phases(const GatherProblem& problem, const PhaseProblem& p, int 
 
   // Outputs no tap reaches are the bias alone: filled first by a plain elementwise
   // pass, then the GEMM runs over the phases that have taps only.
-  if (p.uncovered_outputs) {
-    if (bias.defined()) {
-      output.copy_(bias.view({1, -1, 1, 1, 1}).expand_as(output));
-    } else {
-      output.zero_();
-    }
-  }
+  if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);
 
   // The weights are packed and the source staged on every call (both may change
   // between calls): memory-bound copies, a few percent of the convolution. The pack
@@ -281,6 +275,14 @@ at::Tensor pack_weights(const GatherProblem& problem, const PhaseProblem& p, int
       p.cout_padded, static_cast<int>(problem.taps()), positions_on_m, wgmma_n, nonfinite);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return packed;
+}
+
+void fill_uncovered_outputs(const at::Tensor& bias, at::Tensor& output) {
+  if (bias.defined()) {
+    output.copy_(bias.view({1, -1, 1, 1, 1}).expand_as(output));
+  } else {
+    output.zero_();
+  }
 }
 
 StagedLayout gather_staged_layout(const GatherProblem& problem) {

@@ -1,6 +1,6 @@
 // Thin wrappers over the PTX instructions the implicit GEMMs need: asynchronous
 // global-to-shared copies (cp.async) and the pipeline that drives them, and the
-// TF32 tensor-core product (mma.sync).
+// TF32 tensor-core product (mma.sync), and ldmatrix for the 16-bit operands.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +55,21 @@ __device__ __forceinline__ void run_cp_async_pipeline(int stages, Load&& load, C
     compute_slot = compute_slot == kStages - 1 ? 0 : compute_slot + 1;
   }
   cp_async_wait<0>();
+}
+
+// Four 8 x 8 matrices of 16-bit values from shared memory (ldmatrix.x4): lane L gives
+// the address of row L % 8 of matrix L / 8 (16 bytes); lane (g = L / 4, t = L % 4)
+// receives in r[j] matrix j's row g, columns 2t and 2t + 1 (the mma / wgmma A fragment
+// layout). The .trans form gives instead column g, rows 2t and 2t + 1.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
 }
 
 // The nearest TF32 value (ties away from zero). x - round_to_tf32(x) is exact in

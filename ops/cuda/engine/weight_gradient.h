@@ -56,6 +56,11 @@ void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& in
 // tiles and their sum in float32. grad_weight (and grad_bias, when defined) are
 // float32, to be rounded once by the caller. Returns false, having done nothing,
 // where that form does not apply.
+// The cheap part of its checks, for before any copy or allocation: not turned off
+// (CT3D_HALF_WGRAD=0), wgmma available, the engine's limits, widths a multiple of 8 (its
+// 16-byte input loads) and a multiple of 8 output channels per folded group (its
+// ldmatrix rows). The launch may still turn a plan away (shared memory, grid).
+bool half_weight_gradient_may_apply(const WeightGradientPlan& plan);
 bool launch_half_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                                  const at::Tensor& grad_output, at::Tensor& grad_weight,
                                  cudaStream_t stream, at::Tensor grad_bias = at::Tensor());

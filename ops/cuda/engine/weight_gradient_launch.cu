@@ -16,6 +16,7 @@
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/engine/weight_gradient_kernel.cuh"
 #include "ops/cuda/engine/weight_gradient_splits.h"
+#include "ops/cuda/engine/wgmma_available.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -276,13 +277,18 @@ bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dty
          g.taps() * channel_blocks <= kMaxGrid && plan.cin < kMaxInt / 2 && plan.cout < kMaxInt / 2;
 }
 
+bool half_weight_gradient_may_apply(const WeightGradientPlan& plan) {
+  // CT3D_HALF_WGRAD=0 turns it off (a benchmark then times the widened path); the same
+  // limits as float32's (the dtype aside), then the wgmma form's own.
+  return mainloop_switch("CT3D_HALF_WGRAD") != MainloopSwitch::kNever && wgmma_enabled() &&
+         weight_gradient_supports(plan, at::kFloat) && plan.geometry.dim[2].input % 8 == 0 &&
+         plan.cout % 8 == 0;
+}
+
 bool launch_half_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                                  const at::Tensor& grad_output, at::Tensor& grad_weight,
                                  cudaStream_t stream, at::Tensor grad_bias) {
-  // CT3D_HALF_WGRAD=0 turns it off (a benchmark then times the widened path); the same
-  // limits as float32's (the dtype aside), then the wgmma form's own.
-  if (mainloop_switch("CT3D_HALF_WGRAD") == MainloopSwitch::kNever) return false;
-  return weight_gradient_supports(plan, at::kFloat) &&
+  return half_weight_gradient_may_apply(plan) &&
          launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
                                       nullptr);
 }

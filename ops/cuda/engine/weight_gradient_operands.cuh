@@ -14,7 +14,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"
@@ -105,7 +104,7 @@ struct WgradHalfOperands {
   // The segments may come by bulk copies (WgradWgmmaProblem::bulk_segments).
   static constexpr bool kBulkSegments = true;
   template <int kN>
-  using Mma = std::conditional_t<std::is_same_v<T, __half>, WgmmaF16<kN>, WgmmaBf16<kN>>;
+  using Mma = WgmmaHalf<T, kN>;
 
   template <int kMTiles>
   struct Fragments {
@@ -131,10 +130,7 @@ struct WgradHalfOperands {
   template <int kMTiles>
   static __device__ __forceinline__ void load_a(Fragments<kMTiles>& f, int mt, const T* segments,
                                                 const int (&rows)[1], int) {
-    const uint32_t address = shared_address(segments + rows[0]);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(f.a[mt][0]), "=r"(f.a[mt][1]), "=r"(f.a[mt][2]), "=r"(f.a[mt][3])
-                 : "r"(address));
+    ldmatrix_x4_trans(f.a[mt], shared_address(segments + rows[0]));
   }
 
   template <int kN, int kMTiles>

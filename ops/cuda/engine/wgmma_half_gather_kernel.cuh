@@ -16,8 +16,6 @@
 //   output is rounded once, so the chain runs the whole reduction (no flushes).
 #pragma once
 
-#include <type_traits>
-
 #include "ops/cuda/engine/half_stage_layout.h"
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
@@ -30,8 +28,7 @@ namespace ct3d::cuda {
 template <int kChannels, int kMTilesPerWarpgroup, int kChunksPerStage, class ElementType>
 struct HalfGatherConfig {
   using Element = ElementType;
-  using Mma = std::conditional_t<std::is_same_v<Element, __half>, WgmmaF16<kChannels>,
-                                 WgmmaBf16<kChannels>>;
+  using Mma = WgmmaHalf<Element, kChannels>;
   static constexpr int kN = kChannels;
   static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kChunks = kChunksPerStage;
@@ -158,10 +155,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         if (c < stage_chunks) {
-          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                       : "=r"(f.a[mt][c][0]), "=r"(f.a[mt][c][1]), "=r"(f.a[mt][c][2]),
-                         "=r"(f.a[mt][c][3])
-                       : "r"(stage + a_offset[mt][c]));
+          ldmatrix_x4(f.a[mt][c], stage + a_offset[mt][c]);
         }
       }
   };

@@ -4,12 +4,16 @@
 // matrix descriptor: m64nNk8 TF32 with A from registers (Wgmma<N>) or from shared
 // memory through a second descriptor (WgmmaShared<N>); m64nNk16 float16 or bfloat16
 // with A from registers (WgmmaF16<N>, WgmmaBf16<N>) or both operands K-major through
-// descriptors (WgmmaSharedF16<N>, WgmmaSharedBf16<N>).
-// D = A * B + D when accumulate is non-zero, D = A * B otherwise. sm_90a only (the
-// callers compile it only there).
+// descriptors (WgmmaSharedF16<N>, WgmmaSharedBf16<N>), picked by element type through
+// WgmmaHalf and WgmmaSharedHalf. D = A * B + D when accumulate is non-zero, D = A * B
+// otherwise. sm_90a only (the callers compile it only there).
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
+#include <type_traits>
 
 namespace ct3d::cuda {
 
@@ -1003,5 +1007,12 @@ struct WgmmaSharedBf16<160> {
 #endif
   }
 };
+
+// The 16-bit wrappers by element type (__half: f16, __nv_bfloat16: bf16).
+template <class Element, int kN>
+using WgmmaHalf = std::conditional_t<std::is_same_v<Element, __half>, WgmmaF16<kN>, WgmmaBf16<kN>>;
+template <class Element, int kN>
+using WgmmaSharedHalf =
+    std::conditional_t<std::is_same_v<Element, __half>, WgmmaSharedF16<kN>, WgmmaSharedBf16<kN>>;
 
 }  // namespace ct3d::cuda

@@ -13,8 +13,8 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <type_traits>
 
+#include "ops/cuda/engine/element_conversion.cuh"
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
 
@@ -62,16 +62,12 @@ struct HalfOperands {
   static constexpr int kPlanesPerStep = 2;
   static constexpr int kWeightParts = 1;
   template <int kN>
-  using Mma = std::conditional_t<std::is_same_v<Element, __half>, WgmmaSharedF16<kN>,
-                                 WgmmaSharedBf16<kN>>;
+  using Mma = WgmmaSharedHalf<Element, kN>;
 
   static __device__ __forceinline__ Element to_output(float value) {
-    if constexpr (std::is_same_v<Element, __half>) {
-      return __float2half_rn(value);
-    } else {
-      return __float2bfloat16_rn(value);
-    }
+    return element_from_float<Element>(value);
   }
+
 
   // A: the weights at `weights` (core matrices as SplitTf32Operands', 8 values per
   // row). B: the window's columns, channels 0-7 of the k-step at `columns`, 8-15 one
