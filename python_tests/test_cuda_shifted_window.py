@@ -2,7 +2,8 @@
 these cases run on the other mainloops) against float64, on the shapes its column
 tiling finds hard: lines longer than a block, blocks that end inside a line, padded
 channel blocks (48 of 64 used), several channel blocks, dilation with output padding,
-long width kernels, tiny planes; the forward and the stride-1 input gradient.
+long width kernels, tiny planes, the half form's blocks of 128 channels; the forward and
+the stride-1 input gradient.
 Both settings (CT3D_SHIFTED_WINDOW=1 and =0) must meet the bar. Skipped without CUDA."""
 
 import pytest
@@ -83,3 +84,28 @@ def test_forward_half_types_widened(dtype, monkeypatch):
     """CT3D_HALF_WINDOW=0: the float32 kernel on widened operands, one TF32 product each."""
     check_half_forward(edge_case(CASES[2], bias=True), dtype, monkeypatch,
                        dict(switches("1"), CT3D_HALF_WINDOW="0"))
+
+
+# The half form's blocks of 128 target channels (two m-tiles a compute warpgroup): two
+# blocks, 120 of 128 used, 128 per group of two, a k5 dilated width; both settings of
+# CT3D_HALF_WINDOW_128 (=0: blocks of 64).
+HALF_WIDE_CASES = [
+    (2, 40, 256, (3, 4, 30), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
+    (2, 32, 120, (3, 4, 26), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
+    (1, 24, 256, (3, 5, 20), (3, 3, 3), ONE, ZERO, ZERO, 2, ONE),
+    (1, 16, 128, (2, 6, 37), (2, 3, 5), ONE, (0, 1, 2), ZERO, 1, (1, 2, 1)),
+]
+
+
+@pytest.mark.parametrize("wide", ["1", "0"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", HALF_WIDE_CASES)
+def test_forward_half_wide_blocks(params, dtype, wide, monkeypatch):
+    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
+                       dict(switches("1"), CT3D_HALF_WINDOW_128=wide))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", HALF_WIDE_CASES[:3])
+def test_input_gradient_half_wide_blocks(params, dtype, monkeypatch):
+    check_input_gradient(params, monkeypatch, switches("1"), dtype)

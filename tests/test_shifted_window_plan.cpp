@@ -57,6 +57,31 @@ TEST_CASE("the shifted-window plan applies to stride 1 with blocks of 48 to 64 u
             .columns == 0);
 }
 
+TEST_CASE("the half form's blocks of 128 channels: only half, only whole blocks, same windows") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const ct3d::cuda::PhaseProblem wide =
+      forward_problem({256, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one});
+  const ct3d::cuda::ShiftedWindowPlan one_tile = ct3d::cuda::plan_shifted_window(wide, true);
+  const ct3d::cuda::ShiftedWindowPlan two_tiles = ct3d::cuda::plan_shifted_window(wide, true, 2);
+  REQUIRE(two_tiles.columns > 0);
+  CHECK(two_tiles.m_tiles == 2);
+  CHECK(one_tile.m_tiles == 1);
+  // The same windows; the weights of a stage twice as many bytes.
+  CHECK(two_tiles.window_rows == one_tile.window_rows);
+  CHECK(two_tiles.plane_rows == one_tile.plane_rows);
+  CHECK(two_tiles.stage_bytes - one_tile.stage_bytes == 3 * 64 * 32);
+  CHECK(two_tiles.slots >= 3);
+  // float32 keeps one m-tile; 192 channels (padded to 192) are not whole blocks of 128.
+  CHECK(ct3d::cuda::plan_shifted_window(wide, false, 2).columns == 0);
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({192, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), true, 2)
+            .columns == 0);
+  // 16 width taps of 4 KB weights leave 2 slots: too few.
+  CHECK(ct3d::cuda::plan_shifted_window(
+            forward_problem({128, {2, 3, 40}, {1, 1, 16}, one, zero, zero, one}), true, 2)
+            .columns == 0);
+}
+
 TEST_CASE("every shifted-window read lands on its input position or on a zero") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   const Shape shapes[] = {

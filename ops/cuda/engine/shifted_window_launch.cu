@@ -31,7 +31,7 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
   const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
   const int multiprocessors = multiprocessor_count();
   ShiftedWindowPlan chunk_plan = plan;
-  chunk_plan.channel_blocks = p.cout_padded / kWindowBlockChannels;
+  chunk_plan.channel_blocks = p.cout_padded / (Cfg::kMTiles * kWindowBlockChannels);
   chunk_plan.groups = problem.groups;
   using Output = typename Cfg::Ops::Output;
   for_each_window_chunk<Cfg::Ops::kHalf>(
@@ -48,8 +48,8 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
       });
 }
 
-template <class Ops>
-void launch_columns(int columns, const GatherProblem& problem, const PhaseProblem& p,
+template <class Ops, int kMTiles = 1>
+void launch_columns(const GatherProblem& problem, const PhaseProblem& p,
                     const ShiftedWindowPlan& plan, const at::Tensor& source,
                     const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
                     cudaStream_t stream, int64_t staging_budget_floats) {
@@ -57,20 +57,46 @@ void launch_columns(int columns, const GatherProblem& problem, const PhaseProble
     launch_chunks<decltype(config)>(problem, p, plan, source, packed, bias, output, stream,
                                     staging_budget_floats);
   };
-  switch (columns) {
+  switch (plan.columns) {
     case 96:
-      launch(ShiftedWindowConfig<96, Ops>{});
+      launch(ShiftedWindowConfig<96, Ops, kMTiles>{});
       break;
     case 128:
-      launch(ShiftedWindowConfig<128, Ops>{});
+      launch(ShiftedWindowConfig<128, Ops, kMTiles>{});
       break;
     case 144:
-      launch(ShiftedWindowConfig<144, Ops>{});
+      launch(ShiftedWindowConfig<144, Ops, kMTiles>{});
       break;
     default:
-      launch(ShiftedWindowConfig<160, Ops>{});
+      launch(ShiftedWindowConfig<160, Ops, kMTiles>{});
       break;
   }
+}
+
+// The half form's launch: blocks of two m-tiles where the plan has them.
+template <class Element>
+void launch_half_columns(const GatherProblem& problem, const PhaseProblem& p,
+                         const ShiftedWindowPlan& plan, const at::Tensor& source,
+                         const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
+                         cudaStream_t stream) {
+  if (plan.m_tiles == kWindowMaxMTiles) {
+    launch_columns<HalfOperands<Element>, kWindowMaxMTiles>(problem, p, plan, source, packed, bias,
+                                                            output, stream, kUnlimitedStaging);
+  } else {
+    launch_columns<HalfOperands<Element>>(problem, p, plan, source, packed, bias, output, stream,
+                                          kUnlimitedStaging);
+  }
+}
+
+// The half form's plan: blocks of 128 target channels where they apply (the padded
+// channels a multiple of 128, three stages in shared memory) unless
+// CT3D_HALF_WINDOW_128=0, else of 64.
+ShiftedWindowPlan plan_half_shifted_window(const PhaseProblem& p) {
+  if (mainloop_switch("CT3D_HALF_WINDOW_128") != MainloopSwitch::kNever) {
+    const ShiftedWindowPlan plan = plan_shifted_window(p, true, kWindowMaxMTiles);
+    if (plan.columns != 0) return plan;
+  }
+  return plan_shifted_window(p, true);
 }
 
 }  // namespace
@@ -89,11 +115,11 @@ bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Ten
   const at::Tensor packed =
       pack_weights(problem, p, 1, false, kWindowBlockChannels, nullptr, weight, stream);
   if (problem.operands_exact_in_tf32) {
-    launch_columns<SplitTf32Operands<true>>(plan.columns, problem, p, plan, source, packed, bias,
-                                            output, stream, staging_budget_floats);
+    launch_columns<SplitTf32Operands<true>>(problem, p, plan, source, packed, bias, output, stream,
+                                            staging_budget_floats);
   } else {
-    launch_columns<SplitTf32Operands<false>>(plan.columns, problem, p, plan, source, packed, bias,
-                                             output, stream, staging_budget_floats);
+    launch_columns<SplitTf32Operands<false>>(problem, p, plan, source, packed, bias, output, stream,
+                                             staging_budget_floats);
   }
   return true;
 }
@@ -106,18 +132,15 @@ bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& 
     return false;
   }
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
-  const ShiftedWindowPlan plan = plan_shifted_window(p, true);
-  if (plan.columns == 0 || (only_where_float_pays && !shifted_window_pays(p, false))) {
-    return false;
-  }
+  if (only_where_float_pays && !shifted_window_pays(p, false)) return false;
+  const ShiftedWindowPlan plan = plan_half_shifted_window(p);
+  if (plan.columns == 0) return false;
   const at::Tensor packed =
       pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, stream);
   if (source.scalar_type() == at::kHalf) {
-    launch_columns<HalfOperands<__half>>(plan.columns, problem, p, plan, source, packed, bias,
-                                         output, stream, kUnlimitedStaging);
+    launch_half_columns<__half>(problem, p, plan, source, packed, bias, output, stream);
   } else {
-    launch_columns<HalfOperands<__nv_bfloat16>>(plan.columns, problem, p, plan, source, packed,
-                                                bias, output, stream, kUnlimitedStaging);
+    launch_half_columns<__nv_bfloat16>(problem, p, plan, source, packed, bias, output, stream);
   }
   return true;
 }

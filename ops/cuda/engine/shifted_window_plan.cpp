@@ -69,8 +69,13 @@ bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan) {
   return plan.plane_rows < INT_MAX;
 }
 
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands) {
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands, int m_tiles) {
   ShiftedWindowPlan plan;
+  if (m_tiles != 1 && (!half_operands || m_tiles != kWindowMaxMTiles ||
+                       p.cout_padded % (m_tiles * kWindowBlockChannels) != 0)) {
+    return plan;
+  }
+  plan.m_tiles = m_tiles;
   // Blocks of 64 target channels, at most a quarter of them padding; half for the
   // float16 / bfloat16 form, whose alternative is the widened float32 path.
   const int used = p.cout_per_group % kWindowBlockChannels;
@@ -96,7 +101,7 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands)
   const int planes_per_step = half_operands ? 2 : 4;
   const int weight_parts = half_operands ? 1 : 2;
   plan.stage_bytes =
-      planes_per_step * plan.window_pitch * 16 + rw.taps * weight_parts * kTapRowBytes;
+      planes_per_step * plan.window_pitch * 16 + rw.taps * weight_parts * m_tiles * kTapRowBytes;
   plan.slots = std::min(kMaxSlots, kPipelineBudgetBytes / plan.stage_bytes);
   plan.flush_stages = half_operands ? kHalfChainStages : kMaxWidthTaps / rw.taps;
   if (plan.slots < kMinSlots || !plan_plane_rows(p, plan)) plan.columns = 0;

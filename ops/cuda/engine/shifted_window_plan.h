@@ -22,7 +22,10 @@ namespace ct3d::cuda {
 
 struct PhaseProblem;
 
-constexpr int kWindowBlockChannels = 64;  // wgmma M: output channels of a block
+constexpr int kWindowBlockChannels = 64;  // wgmma M: output channels of an m-tile
+// The half form's blocks of two m-tiles (128 target channels): each compute warpgroup
+// runs both over its columns, so a stage's window serves twice the products.
+constexpr int kWindowMaxMTiles = 2;
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
 constexpr int kWindowColumnChoices[] = {96, 128, 144, 160};
 // The half forms' chain runs the whole tile: products of float16 or bfloat16 values
@@ -50,9 +53,10 @@ struct ShiftedWindowPlan {
   int stage_bytes = 0;   // a k-step's planes x window_pitch x 16 bytes + the taps' weights
   int flush_stages = 0;  // stages per accumulator chain (float32: at most 128 k)
   // The launch's tiles (set per chunk of samples by the launch).
-  int channel_blocks = 0;  // target channel blocks of 64 per group
+  int channel_blocks = 0;  // target channel blocks of 64 * m_tiles per group
   int64_t groups = 0, samples = 0;
   int64_t tiles = 0;  // groups x samples x depth x channel blocks x column blocks
+  int m_tiles = 1;    // m-tiles of 64 target channels per block (2: half form only)
 };
 
 // Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
@@ -60,8 +64,11 @@ struct ShiftedWindowPlan {
 // form), at most 16 width taps,
 // at least 3 stages in shared memory, 32-bit plane sizes, at most 262140 padded
 // channels), and its plan; half_operands: float16 or bfloat16 operands
-// (window_operands.cuh). Returns a plan with columns 0 where it does not apply.
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands = false);
+// (window_operands.cuh); m_tiles 2 (half form only): blocks of 128 target channels,
+// which apply only where the padded channels are a multiple of 128. Returns a plan with
+// columns 0 where it does not apply.
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands = false,
+                                      int m_tiles = 1);
 
 // The parts both shifted-window forms (this one and tap_rows_plan.h) share.
 // plan_compact_grid: the checks (one stride-1 phase, 32-bit plane sizes, the quad

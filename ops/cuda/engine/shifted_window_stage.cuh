@@ -31,19 +31,20 @@ struct WindowBlockShape {
                 "the compute warpgroups claim only registers the producer frees");
 };
 
-// Tile `index`: column block fastest, then channel block (tiles that read the same
-// windows run together), plane (sample, depth), group.
+// Tile `index`: column block fastest, then channel block (of kMTiles x 64 channels;
+// tiles that read the same windows run together), plane (sample, depth), group.
 struct WindowTile {
   int64_t n, group;
   int qd, channel0, column0;
 };
 
+template <int kMTiles = 1>
 __device__ __forceinline__ WindowTile window_tile(const PhaseProblem& p,
                                                   const ShiftedWindowPlan& plan, int64_t index) {
   WindowTile tile;
   tile.column0 = static_cast<int>(index % plan.column_blocks) * plan.column_step;
   index /= plan.column_blocks;
-  tile.channel0 = static_cast<int>(index % plan.channel_blocks) * kWindowBlockChannels;
+  tile.channel0 = static_cast<int>(index % plan.channel_blocks) * (kMTiles * kWindowBlockChannels);
   index /= plan.channel_blocks;
   const int64_t planes = plan.samples * p.dim[0].max_positions;
   const int64_t plane = index % planes;

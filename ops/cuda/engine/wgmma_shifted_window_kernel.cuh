@@ -1,7 +1,8 @@
 // The shifted-window GEMM (shifted_window_plan.h): stride-1 problems with output
 // channels on wgmma's M and output positions on N, both operands in shared memory.
-// A tile: 64 target channels x 2 * kN columns of one (sample, depth) plane;
-// warpgroup 0 loads, warpgroups 1 and 2 each compute kN of the columns. The grid is
+// A tile: 64 target channels (the half form: 64 x kMTiles) x 2 * kN columns of one
+// (sample, depth) plane; warpgroup 0 loads, warpgroups 1 and 2 each compute kN of the
+// columns for all the tile's channels. The grid is
 // persistent (a block per multiprocessor walks tiles gridDim.x apart), so the loader
 // fills the next tile's stages while the compute warpgroups store the last one.
 //
@@ -12,8 +13,9 @@
 // half_window_weights.h). Width tap tw reads the same window at a descriptor shifted
 // by its row offset, so the mainloop has no gather and no split: per tap, the
 // k-step's products (window_operands.cuh) with A = the weights and B = the window.
-// The chain is added into a float32 total every flush_stages stages, as in the
-// other wgmma mainloops.
+// float32's chain is added into a float32 total every flush_stages stages, as in the
+// other wgmma mainloops; the half form's chain runs the whole tile (kHalfChainStages)
+// and is the total.
 #pragma once
 
 #include "ops/cuda/engine/hopper_ptx.cuh"
@@ -27,11 +29,15 @@
 
 namespace ct3d::cuda {
 
-template <int kColumns, class Operands>
+template <int kColumns, class Operands, int kMTileCount = 1>
 struct ShiftedWindowConfig : WindowBlockShape<kColumns, Operands> {
-  // Per width tap in a stage: the k-step's packed weights (64 rows x 32 bytes), for
-  // float32 hi then lo.
-  static constexpr int kTapWeightBytes = kWindowBlockChannels * 32;
+  static constexpr int kMTiles = kMTileCount;
+  // Two m-tiles need the half layout (one part, rows contiguous) and no chain flushes
+  // (a total per m-tile would not fit the registers).
+  static_assert(kMTiles == 1 || (Operands::kHalf && kMTiles == kWindowMaxMTiles), "m-tiles");
+  // Per width tap in a stage: the k-step's packed weights (64 rows x 32 bytes per
+  // m-tile), for float32 hi then lo.
+  static constexpr int kTapWeightBytes = kMTiles * kWindowBlockChannels * 32;
   static constexpr int kTapBytes = Operands::kWeightParts * kTapWeightBytes;
 };
 
@@ -45,6 +51,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ops = typename Cfg::Ops;
   constexpr int kN = Cfg::kN;
+  constexpr int kMTiles = Cfg::kMTiles;
   using Mma = typename Cfg::Mma;
   extern __shared__ __align__(1024) float shared[];
   __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
@@ -76,7 +83,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kChannelBytes;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
-      const WindowTile tile = window_tile(p, plan, index);
+      const WindowTile tile = window_tile<kMTiles>(p, plan, index);
       const char* weights = static_cast<const char*>(packed_weight) +
                             tile.group * p.packed_group_stride * (Ops::kHalf ? 1 : 4) +
                             tile.channel0 * kChannelBytes;
@@ -114,12 +121,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // The chain restarts with the accumulate flag off rather than with zeroed
   // registers: only wgmmas write acc, so ptxas does not wait for them to drain at
   // the loop's back edge (it did, C7517, when the flush zeroed acc).
-  float acc[1][Mma::kAccumulators], total[1][Mma::kAccumulators];
+  // (total unused, and dropped, in the half form: its chain is the whole tile.)
+  float acc[kMTiles][Mma::kAccumulators], total[kMTiles][Mma::kAccumulators];
   int it = 0;  // stages consumed by this block, over all its tiles
   for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
-    const WindowTile tile = window_tile(p, plan, index);
+    const WindowTile tile = window_tile<kMTiles>(p, plan, index);
 #pragma unroll
-    for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] = 0.f;
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
     int pending_slot = -1, chain_stages = 0;
     for (int stage_index = 0; stage_index < stages; ++stage_index, ++it) {
       const int slot = it % slots;
@@ -130,9 +140,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int accumulate = chain_stages == 0 ? 0 : 1;
       for (int tw = 0; tw < rw.taps; ++tw) {
         const uint32_t shift = 16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
-        Ops::template products<Mma>(acc[0], stage + window_bytes + tw * Cfg::kTapBytes,
-                                    Cfg::kTapWeightBytes, columns + shift, plane_window_bytes,
-                                    accumulate);
+        // m-tile mt's weights: 64 rows (8 core-matrix groups of 256 bytes) per m-tile on.
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          Ops::template products<Mma>(
+              acc[mt], stage + window_bytes + tw * Cfg::kTapBytes + mt * kWindowBlockChannels * 32,
+              Cfg::kTapWeightBytes, columns + shift, plane_window_bytes, accumulate);
+        }
         accumulate = 1;
       }
       wgmma_commit();
@@ -143,8 +157,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         mbarrier_arrive(empty0 + 8 * slot);
         pending_slot = -1;
         chain_stages = 0;
+        if constexpr (!Ops::kHalf) {
 #pragma unroll
-        for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] += acc[0][i];
+          for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] += acc[mt][i];
+        }
       } else {
         // The previous stage's wgmmas are done: its slot can be refilled.
         wgmma_wait<1>();
@@ -157,35 +175,38 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_wait<0>();
 
     // Epilogue, straight from the accumulators: lane (g, t) of warp w holds channels
-    // 16 w + g (+ 8) at columns 8 j + 2 t (+ 1) of its warpgroup's kN.
+    // 64 mt + 16 w + g (+ 8) at columns 8 j + 2 t (+ 1) of its warpgroup's kN.
+    const auto& sums = Ops::kHalf ? acc : total;
     const int line_pitch = plan.line_pitch;
     const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
     typename Ops::Output* sample =
         output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int channel = tile.channel0 + 16 * warp + g + 8 * r;
-      if (channel >= p.cout_per_group) continue;
-      const int64_t global_channel = tile.group * p.cout_per_group + channel;
-      const float channel_bias = bias != nullptr ? bias[global_channel] : 0.f;
-      typename Ops::Output* row = sample + global_channel * p.output_channel_stride;
+    for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
-        const int column = tile.column0 + warpgroup * kN + 8 * j + 2 * t;
-        const int qh = column / line_pitch;
-        const int qw = column - qh * line_pitch;
+      for (int r = 0; r < 2; ++r) {
+        const int channel = tile.channel0 + kWindowBlockChannels * mt + 16 * warp + g + 8 * r;
+        if (channel >= p.cout_per_group) continue;
+        const int64_t global_channel = tile.group * p.cout_per_group + channel;
+        const float channel_bias = bias != nullptr ? bias[global_channel] : 0.f;
+        typename Ops::Output* row = sample + global_channel * p.output_channel_stride;
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          // Column + e: the next position of the same line, or the start of the next.
-          const int h = qw + e < line_pitch ? qh : qh + 1;
-          const int w = qw + e < line_pitch ? qw + e : 0;
-          if (h < height && w < width) {
-            row[h * p.output_stride[1] + w * p.output_stride[2]] =
-                Ops::to_output(total[0][4 * j + 2 * r + e] + channel_bias);
+        for (int j = 0; j < kN / 8; ++j) {
+          const int column = tile.column0 + warpgroup * kN + 8 * j + 2 * t;
+          const int qh = column / line_pitch;
+          const int qw = column - qh * line_pitch;
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            // Column + e: the next position of the same line, or the start of the next.
+            const int h = qw + e < line_pitch ? qh : qh + 1;
+            const int w = qw + e < line_pitch ? qw + e : 0;
+            if (h < height && w < width) {
+              row[h * p.output_stride[1] + w * p.output_stride[2]] =
+                  Ops::to_output(sums[mt][4 * j + 2 * r + e] + channel_bias);
+            }
           }
         }
       }
-    }
   }
 #endif
 }

@@ -1,0 +1,69 @@
+"""One switch's settings against each other in one process, the quick A/B of a kernel
+change that has a switch: ct3d's forward (and its input gradient) per problem, median
+ms per setting over alternating rounds, with cuDNN's default path in the same dtype.
+ct3d reads its switches on every call, so the settings share the inputs and the GPU.
+
+    python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0 [rounds] [reps]
+"""
+
+import os
+import statistics
+import sys
+
+import torch
+from torch import nn
+from torch.nn.modules.utils import _triple
+
+import ct3d  # noqa: F401  (loads the library)
+from bench import ALL_PROBLEMS, median_ms
+
+numbers = [int(n) for n in sys.argv[1].split(",")]
+dtype = getattr(torch, sys.argv[2])
+switch, values = sys.argv[3].split("=")
+values = values.split(",")
+rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+reps = int(sys.argv[5]) if len(sys.argv) > 5 else 10
+
+
+def operations(problem):
+    """(label, fn, inputs) for ct3d's forward and input gradient, and cuDNN's."""
+    torch.manual_seed(0)
+    conv = nn.ConvTranspose3d(**problem.conv).cuda().to(dtype)
+    c = problem.conv
+    stride, padding = _triple(c.get("stride", 1)), _triple(c.get("padding", 0))
+    dilation, groups = _triple(c.get("dilation", 1)), c.get("groups", 1)
+    inputs = [torch.rand(problem.input_shape(), device="cuda", dtype=dtype) for _ in range(2)]
+    with torch.no_grad():
+        out_shape = conv(inputs[0]).shape
+    grads = [torch.randn(out_shape, device="cuda", dtype=dtype) for _ in range(2)]
+    size = list(inputs[0].shape[2:])
+    w = conv.weight.detach()
+    return [
+        ("fwd", lambda x: torch.ops.ct3d.conv_transpose3d(x, w, None, stride, padding,
+                                                           _triple(c.get("output_padding", 0)),
+                                                           groups, dilation), inputs),
+        ("dgrad", lambda g: torch.ops.ct3d.conv_transpose3d_input_backward(
+            g, w, size, stride, padding, groups, dilation), grads),
+        ("cudnn fwd", lambda x: conv(x), inputs),
+    ]
+
+
+print(f"{'problem':18} {'op':9} " + " ".join(f"{switch[5:] + '=' + v:>16}" for v in values)
+      + f" {'cuDNN':>9}")
+with torch.no_grad():
+    for number in numbers:
+        problem = ALL_PROBLEMS[number]
+        ops = operations(problem)
+        cudnn_ms, _ = median_ms(ops[2][1], ops[2][2], 2, reps)
+        for label, fn, inputs in ops[:2]:
+            times = {v: [] for v in values}
+            for _ in range(rounds):
+                for v in values:
+                    os.environ[switch] = v
+                    times[v].append(median_ms(fn, inputs, 2, reps)[0])
+            os.environ.pop(switch)
+            row = " ".join(f"{statistics.median(times[v]):16.3f}" for v in values)
+            tail = f" {cudnn_ms:9.3f}" if label == "fwd" else ""
+            print(f"{problem.label:18} {label:9} {row}{tail}", flush=True)
+        del ops
+        torch.cuda.empty_cache()
