@@ -57,3 +57,27 @@ def test_runs_on_hopper():
         torch.cuda.synchronize()
     names = [event.name for event in profile.events()]
     assert any("wgmma_half_gather_kernel" in name for name in names), set(names)
+
+
+# Many tiles a block (the persistent grid walks tiles gridDim.x apart; the cases above
+# have about one a block): 73's geometry at a few thousand positions a phase, groups
+# with two channel blocks, six phases (3 x 1 x 2); both with a block per multiprocessor
+# and with a block per tile (CT3D_HALF_GATHER_PERSISTENT=0).
+MANY_TILE_CASES = [
+    (2, 32, 32, (8, 24, 40), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 32, 512, (6, 10, 12), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), 2, (1, 1, 1)),
+    (2, 24, 48, (6, 30, 40), (3, 2, 4), (3, 1, 2), (1, 0, 1), (0, 0, 1), 1, (1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("persistent", ["", "0"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", MANY_TILE_CASES)
+def test_forward_many_tiles(params, dtype, persistent, monkeypatch):
+    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
+                       dict(CT3D_HALF_GATHER="", CT3D_HALF_GATHER_PERSISTENT=persistent))
+
+
+@pytest.mark.parametrize("params", MANY_TILE_CASES)
+def test_input_gradient_many_tiles(params, monkeypatch):
+    check_input_gradient(params, monkeypatch, dict(CT3D_HALF_GATHER=""), torch.float16)

@@ -5,8 +5,11 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <climits>
+#include <numeric>
 #include <type_traits>
 
+#include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/half_gather.h"
 #include "ops/cuda/engine/half_window_weights.h"
 #include "ops/cuda/engine/implicit_gemm.h"
@@ -25,6 +28,19 @@ int half_gather_channels_for(int64_t cout) {
     if (cout <= n) return n;
   }
   return 128;
+}
+
+// The persistent grid: a block per multiprocessor (CT3D_HALF_GATHER_PERSISTENT=0: a
+// block per tile), a count prime to the phases so that each block's tiles (gridDim.x
+// apart, phase fastest) cycle through every phase and the blocks get even work.
+unsigned persistent_blocks(int64_t tiles, int phases) {
+  if (mainloop_switch("CT3D_HALF_GATHER_PERSISTENT") == MainloopSwitch::kNever) {
+    return static_cast<unsigned>(std::min<int64_t>(tiles, INT_MAX));
+  }
+  int64_t blocks = multiprocessor_count();
+  if (tiles <= blocks) return static_cast<unsigned>(tiles);
+  while (blocks > 1 && std::gcd(blocks, int64_t{phases}) != 1) --blocks;
+  return static_cast<unsigned>(blocks);
 }
 
 template <class Cfg>
@@ -49,11 +65,13 @@ void launch_config(const GatherProblem& problem, const at::Tensor& source,
     chunk_problem.rows = samples * p.positions_per_sample;
     const int64_t row_tiles =
         (chunk_problem.rows + Cfg::kBlockPositions - 1) / Cfg::kBlockPositions;
-    const dim3 grid(static_cast<unsigned>(row_tiles * p.phases),
-                    static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels),
-                    static_cast<unsigned>(problem.groups));
-    kernel<<<grid, Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
-        chunk_problem, static_cast<const Element*>(staged.const_data_ptr()),
+    HalfGatherTiles tiles;
+    tiles.x_tiles = static_cast<unsigned>(row_tiles * p.phases);
+    tiles.channel_blocks = static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels);
+    tiles.count = int64_t{tiles.x_tiles} * tiles.channel_blocks * problem.groups;
+    kernel<<<persistent_blocks(tiles.count, p.phases), Cfg::kThreads, Cfg::kSharedBytes,
+             stream>>>(
+        chunk_problem, tiles, static_cast<const Element*>(staged.const_data_ptr()),
         static_cast<const Element*>(packed.const_data_ptr()),
         bias.defined() ? bias.const_data_ptr<float>() : nullptr,
         static_cast<Element*>(output.mutable_data_ptr()) + n0 * p.output_batch_stride);

@@ -106,10 +106,12 @@ struct PhaseBlock {
   }
 };
 
-__device__ __forceinline__ PhaseBlock phase_block(const PhaseProblem& p, int block_positions) {
+// Block x of a launch with phase fastest: (row block x / phases, phase x % phases).
+__device__ __forceinline__ PhaseBlock phase_block_at(const PhaseProblem& p, int block_positions,
+                                                     unsigned x) {
   PhaseBlock b;
-  const int phase = static_cast<int>(blockIdx.x % p.phases);
-  b.row0 = static_cast<int64_t>(blockIdx.x / p.phases) * block_positions;
+  const int phase = static_cast<int>(x % p.phases);
+  b.row0 = static_cast<int64_t>(x / p.phases) * block_positions;
   const int active_w = p.dim[2].active_residues, active_h = p.dim[1].active_residues;
   b.residue_w = p.dim[2].active_residue[phase % active_w];
   b.residue_h = p.dim[1].active_residue[(phase / active_w) % active_h];
@@ -119,6 +121,10 @@ __device__ __forceinline__ PhaseBlock phase_block(const PhaseProblem& p, int blo
   b.res_w = p.dim[2].residue[b.residue_w];
   b.origin = row_origin(p, b.row0);
   return b;
+}
+
+__device__ __forceinline__ PhaseBlock phase_block(const PhaseProblem& p, int block_positions) {
+  return phase_block_at(p, block_positions, blockIdx.x);
 }
 
 // The staged source row of block row `local` at the reduction's origin (rows past

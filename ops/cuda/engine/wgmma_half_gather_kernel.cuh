@@ -14,6 +14,11 @@
 //   and issues one m64nNk16 product per m-tile into float32; one stage's wgmmas stay
 //   in flight while the next is loaded. The products are exact in float32 and the
 //   output is rounded once, so the chain runs the whole reduction (no flushes).
+// The grid is persistent: a block walks tiles (phase fastest, then row block, channel
+// block, group) gridDim.x apart, its producers loading the next tile's stages while
+// the compute warpgroups store the last one (a phase's reduction is as short as 2
+// chunks, so a block per tile spent most of its time filling its pipeline and storing).
+// The epilogue parks the tile in its own shared memory, past the stages.
 #pragma once
 
 #include "ops/cuda/engine/half_stage_layout.h"
@@ -40,24 +45,48 @@ struct HalfGatherConfig {
   static constexpr int kTileInputBytes = kBlockPositions * kRowBytes;
   static constexpr int kChunkWeightBytes = kN * 32;  // 16 input channels x kN
   static constexpr int kStageBytes = kTileInputBytes + kChunks * kChunkWeightBytes;
-  static constexpr int kSlotsThatFit = 200 * 1024 / kStageBytes;
-  static constexpr int kSlots = kSlotsThatFit < 8 ? kSlotsThatFit : 8;
   static constexpr int kEpilogueBytes = 4 * kN * (kBlockPositions + 4);  // wgmma_store_tile
-  static constexpr int kSharedBytes =
-      kSlots * kStageBytes > kEpilogueBytes ? kSlots * kStageBytes : kEpilogueBytes;
+  static constexpr int kSlotsThatFit = (220 * 1024 - kEpilogueBytes) / kStageBytes;
+  static constexpr int kSlots = kSlotsThatFit < 8 ? kSlotsThatFit : 8;
+  static constexpr int kSharedBytes = kSlots * kStageBytes + kEpilogueBytes;
   // Producer thread tid copies piece tid % 2 of each chunk of rows tid / 2 + 64 r.
   static constexpr int kProducerRows = kBlockPositions / 64;
-  // As WgmmaBlock: 128 x 56 + 256 x 224 <= 64 K registers.
-  static constexpr int kProducerRegisters = 56;
-  static constexpr int kComputeRegisters = 224;
+  // 128 x 80 + 256 x 208 <= 64 K registers: the producers keep a tile's walk and rows
+  // across the tile loop (56 spilled), the compute warpgroups need far fewer than 208.
+  static constexpr int kProducerRegisters = 80;
+  static constexpr int kComputeRegisters = 208;
   static_assert(kChunks == 1 || kChunks == 2, "stage chunks");
   static_assert(kSlots >= 3, "a slot computing, one in flight, one loading");
   static_assert(kN % 16 == 0 && kN <= 128, "wgmma N");
 };
 
+// A launch's tiles: x_tiles (row blocks x phases) x channel_blocks x groups.
+struct HalfGatherTiles {
+  unsigned x_tiles, channel_blocks;
+  int64_t count;
+};
+
+struct HalfGatherTile {
+  PhaseBlock block;
+  int group, channel0;
+};
+
+template <class Cfg>
+__device__ __forceinline__ HalfGatherTile half_gather_tile(const PhaseProblem& p,
+                                                           const HalfGatherTiles& tiles,
+                                                           int64_t index) {
+  HalfGatherTile tile;
+  const int64_t rest = index / tiles.x_tiles;
+  tile.block = phase_block_at(p, Cfg::kBlockPositions,
+                              static_cast<unsigned>(index - rest * tiles.x_tiles));
+  tile.group = static_cast<int>(rest / tiles.channel_blocks);
+  tile.channel0 = static_cast<int>(rest - int64_t{tile.group} * tiles.channel_blocks) * Cfg::kN;
+  return tile;
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
-    wgmma_half_gather_kernel(const __grid_constant__ PhaseProblem p,
+    wgmma_half_gather_kernel(const __grid_constant__ PhaseProblem p, const HalfGatherTiles tiles,
                              const typename Cfg::Element* __restrict__ staged,
                              const typename Cfg::Element* __restrict__ packed_weight,
                              const float* __restrict__ bias,
@@ -71,55 +100,61 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   extern __shared__ __align__(128) float shared[];
   __shared__ __align__(8) uint64_t barriers[2 * kSlots];
   const int tid = threadIdx.x;
-  const int group = blockIdx.z;
-  const int channel0 = blockIdx.y * kN;
-  const PhaseBlock block = phase_block(p, Cfg::kBlockPositions);
   const uint32_t shared_base = shared_address(shared);
   const uint32_t full0 = shared_address(&barriers[0]);
   const uint32_t empty0 = shared_address(&barriers[kSlots]);
   init_slot_barriers(full0, empty0, kSlots, Cfg::kComputeThreads);
-  ReductionWalk walk(p, block);
-  const int chunks = walk.total_stages;  // the walk steps one chunk at a time
-  const int stages = (chunks + kChunks - 1) / kChunks;
+  // A tile's stages of kChunks chunks (the walk steps one chunk at a time).
+  const auto chunks_of = [&](const PhaseBlock& block) {
+    return block.res_d.taps * block.res_h.taps * block.res_w.taps * (p.cin_padded / kBlockK);
+  };
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     constexpr int kRows = Cfg::kProducerRows;
     const int piece = tid & 1;
-    const Element* row_source[kRows];
+    int ring = 0;  // stages loaded by this block, over all its tiles
+    for (int64_t index = blockIdx.x; index < tiles.count; index += gridDim.x) {
+      const HalfGatherTile tile = half_gather_tile<Cfg>(p, tiles, index);
+      ReductionWalk walk(p, tile.block);
+      const int chunks = walk.total_stages;
+      const int stages = (chunks + kChunks - 1) / kChunks;
+      const Element* row_source[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      row_source[r] = staged_row(p, block, staged, group, tid / 2 + 64 * r) + 8 * piece;
-    }
-    // The packed weights: per (tap, chunk) cout_padded x 16 values; ReductionWalk
-    // counts float32's packing (cout_padded x 32 floats), twice as many elements.
-    const Element* weight_source =
-        packed_weight + group * (p.packed_group_stride / 2) + channel0 * 16;
-    for (int it = 0; it < stages; ++it) {
-      const int slot = it % kSlots;
-      mbarrier_wait(empty0 + 8 * slot, ((it / kSlots) & 1) ^ 1);
-      const uint32_t stage = shared_base + slot * Cfg::kStageBytes;
-      const int stage_chunks = min(kChunks, chunks - it * kChunks);
-      if (tid == 0)
-        mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * Cfg::kChunkWeightBytes);
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        if (c < stage_chunks) {
-#pragma unroll
-          for (int r = 0; r < kRows; ++r) {
-            const int row = tid / 2 + 64 * r;
-            cp_async_16(stage + half_stage_piece_offset<kPieces>(row, 2 * c + piece),
-                        row_source[r] + walk.input_offset);
-          }
-          if (tid == 0) {
-            bulk_copy(stage + Cfg::kTileInputBytes + c * Cfg::kChunkWeightBytes,
-                      weight_source + walk.weight_offset / 2, Cfg::kChunkWeightBytes,
-                      full0 + 8 * slot);
-          }
-          walk.advance();
-        }
+      for (int r = 0; r < kRows; ++r) {
+        row_source[r] =
+            staged_row(p, tile.block, staged, tile.group, tid / 2 + 64 * r) + 8 * piece;
       }
-      cp_async_arrive(full0 + 8 * slot);
+      // The packed weights: per (tap, chunk) cout_padded x 16 values; ReductionWalk
+      // counts float32's packing (cout_padded x 32 floats), twice as many elements.
+      const Element* weight_source =
+          packed_weight + tile.group * (p.packed_group_stride / 2) + tile.channel0 * 16;
+      for (int it = 0; it < stages; ++it, ++ring) {
+        const int slot = ring % kSlots;
+        mbarrier_wait(empty0 + 8 * slot, ((ring / kSlots) & 1) ^ 1);
+        const uint32_t stage = shared_base + slot * Cfg::kStageBytes;
+        const int stage_chunks = min(kChunks, chunks - it * kChunks);
+        if (tid == 0)
+          mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * Cfg::kChunkWeightBytes);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          if (c < stage_chunks) {
+#pragma unroll
+            for (int r = 0; r < kRows; ++r) {
+              const int row = tid / 2 + 64 * r;
+              cp_async_16(stage + half_stage_piece_offset<kPieces>(row, 2 * c + piece),
+                          row_source[r] + walk.input_offset);
+            }
+            if (tid == 0) {
+              bulk_copy(stage + Cfg::kTileInputBytes + c * Cfg::kChunkWeightBytes,
+                        weight_source + walk.weight_offset / 2, Cfg::kChunkWeightBytes,
+                        full0 + 8 * slot);
+            }
+            walk.advance();
+          }
+        }
+        cp_async_arrive(full0 + 8 * slot);
+      }
     }
     return;
   }
@@ -140,10 +175,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           half_stage_piece_offset<kPieces>(warp_row0 + 64 * mt + lane_row, 2 * c + lane_piece);
     }
   float acc[kMTiles][kAccumulators];
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[mt][i] = 0.f;
 
   struct Fragments {
     uint32_t a[kMTiles][kChunks][4];
@@ -159,7 +190,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       }
   };
-  auto issue = [&](int slot, int stage_chunks, const Fragments& f) {
+  auto issue = [&](int slot, int stage_chunks, const Fragments& f, int accumulate) {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       if (c < stage_chunks) {
@@ -168,7 +199,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 c * Cfg::kChunkWeightBytes,
             0);
 #pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt) Mma::run(acc[mt], f.a[mt][c], b, 1);
+        for (int mt = 0; mt < kMTiles; ++mt) Mma::run(acc[mt], f.a[mt][c], b, c > 0 || accumulate);
       }
     }
   };
@@ -179,34 +210,46 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int c = 0; c < kChunks; ++c) fence_registers(f.a[mt][c]);
   };
   Fragments fragments[2];
-  // Two stages per trip, so that each fragment set is a fixed set of registers
-  // (wgmma reads them asynchronously).
-  auto step = [&](int it, Fragments& mine, Fragments& other) {
-    const int slot = it % kSlots;
-    const int stage_chunks = min(kChunks, chunks - it * kChunks);
-    mbarrier_wait(full0 + 8 * slot, (it / kSlots) & 1);
-    load(slot, stage_chunks, mine);
+  float* park = shared + kSlots * Cfg::kStageBytes / 4;  // the epilogue's own
+  int ring = 0;  // stages consumed by this block, over all its tiles
+  for (int64_t index = blockIdx.x; index < tiles.count; index += gridDim.x) {
+    const HalfGatherTile tile = half_gather_tile<Cfg>(p, tiles, index);
+    const int chunks = chunks_of(tile.block);
+    const int stages = (chunks + kChunks - 1) / kChunks;
+    // Two stages per trip, so that each fragment set is a fixed set of registers
+    // (wgmma reads them asynchronously). The chain starts with the accumulate flag
+    // off (issue's first product), not with zeroed registers.
+    int accumulate = 0;
+    auto step = [&](int it, Fragments& mine, Fragments& other) {
+      const int slot = (ring + it) % kSlots;
+      const int stage_chunks = min(kChunks, chunks - it * kChunks);
+      mbarrier_wait(full0 + 8 * slot, ((ring + it) / kSlots) & 1);
+      load(slot, stage_chunks, mine);
+      fence_accumulators(acc);
+      wgmma_fence();
+      issue(slot, stage_chunks, mine, accumulate);
+      accumulate = 1;
+      wgmma_commit();
+      wgmma_wait<1>();  // stage it - 1's wgmmas are done with its slot and fragments
+      hold(other);
+      if (it > 0) mbarrier_arrive(empty0 + 8 * ((ring + it + kSlots - 1) % kSlots));
+    };
+    int it = 0;
+    for (; it + 1 < stages; it += 2) {
+      step(it, fragments[0], fragments[1]);
+      step(it + 1, fragments[1], fragments[0]);
+    }
+    if (it < stages) step(it, fragments[0], fragments[1]);
+    wgmma_wait<0>();
     fence_accumulators(acc);
-    wgmma_fence();
-    issue(slot, stage_chunks, mine);
-    wgmma_commit();
-    wgmma_wait<1>();  // stage it - 1's wgmmas are done with its slot and fragments
-    hold(other);
-    if (it > 0) mbarrier_arrive(empty0 + 8 * ((it + kSlots - 1) % kSlots));
-  };
-  int it = 0;
-  for (; it + 1 < stages; it += 2) {
-    step(it, fragments[0], fragments[1]);
-    step(it + 1, fragments[1], fragments[0]);
-  }
-  if (it < stages) step(it, fragments[0], fragments[1]);
-  wgmma_wait<0>();
-  fence_accumulators(acc);
+    ring += stages;
+    mbarrier_arrive(empty0 + 8 * ((ring + kSlots - 1) % kSlots));  // the tile's last stage
 
-  // Epilogue (every stage has landed and been read).
-  wgmma_store_tile<kN, kMTiles, Cfg::kBlockPositions, Cfg::kComputeThreads>(
-      p, block, shared, acc, ctid, compute_row_base<kMTiles>(ctid), group, channel0, bias,
-      output);
+    // Epilogue (every stage of the tile has landed and been read).
+    wgmma_store_tile<kN, kMTiles, Cfg::kBlockPositions, Cfg::kComputeThreads>(
+        p, tile.block, park, acc, ctid, compute_row_base<kMTiles>(ctid), tile.group,
+        tile.channel0, bias, output);
+  }
 #endif
 }
 
