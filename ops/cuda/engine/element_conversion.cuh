@@ -40,4 +40,18 @@ __device__ __forceinline__ Element element_from_bits(uint32_t bits) {
   }
 }
 
+// Two neighbouring outputs rounded once and stored together; `destination` is aligned
+// to two elements.
+template <class Element>
+__device__ __forceinline__ void store_element_pair(Element* destination, float first,
+                                                   float second) {
+  if constexpr (std::is_same_v<Element, float>) {
+    *reinterpret_cast<float2*>(destination) = make_float2(first, second);
+  } else {
+    *reinterpret_cast<uint32_t*>(destination) =
+        element_bits(element_from_float<Element>(first)) |
+        (element_bits(element_from_float<Element>(second)) << 16);
+  }
+}
+
 }  // namespace ct3d::cuda

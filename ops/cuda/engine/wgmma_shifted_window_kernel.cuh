@@ -41,6 +41,75 @@ struct ShiftedWindowConfig : WindowBlockShape<kColumns, Operands> {
   static constexpr int kTapBytes = Operands::kWeightParts * kTapWeightBytes;
 };
 
+// A tile's epilogue, straight from the accumulators (sums: the chain's total): lane
+// (g, t) of warp w holds channels 64 mt + 16 w + g (+ 8) at columns 8 j + 2 t (+ 1) of
+// its warpgroup's kN. A column's output offset is worked out once for all its
+// channels, and a lane's two columns, where they are neighbours of one line at an
+// even offset of a unit-stride row, are stored as one pair.
+template <class Cfg, int kAccumulators>
+__device__ __forceinline__ void store_window_tile(
+    const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
+    const float (&sums)[Cfg::kMTiles][kAccumulators], int ctid, const float* __restrict__ bias,
+    typename Cfg::Ops::Output* __restrict__ output) {
+  using Output = typename Cfg::Ops::Output;
+  constexpr int kN = Cfg::kN, kMTiles = Cfg::kMTiles;
+  const int warpgroup = ctid >> 7, warp = (ctid >> 5) & 3;
+  const int g = (ctid & 31) >> 2, t = ctid & 3;
+  Output* sample = output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0];
+  Output* rows[kMTiles][2];  // this lane's channel rows in the plane (null: padding)
+  float row_bias[kMTiles][2];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int channel = tile.channel0 + kWindowBlockChannels * mt + 16 * warp + g + 8 * r;
+      const int64_t global_channel = tile.group * p.cout_per_group + channel;
+      const bool stored = channel < p.cout_per_group;
+      rows[mt][r] = stored ? sample + global_channel * p.output_channel_stride : nullptr;
+      row_bias[mt][r] = stored && bias != nullptr ? bias[global_channel] : 0.f;
+    }
+  // With unit width stride and every other stride even (and an aligned output), an
+  // output's alignment to a pair is its offset's parity.
+  const bool pairs_aligned =
+      p.output_stride[2] == 1 &&
+      ((p.output_stride[1] | p.output_stride[0] | p.output_channel_stride |
+        p.output_batch_stride) &
+       1) == 0 &&
+      reinterpret_cast<uintptr_t>(output) % (2 * sizeof(Output)) == 0;
+  const int line_pitch = plan.line_pitch;
+  const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+    const int column = tile.column0 + warpgroup * kN + 8 * j + 2 * t;
+    const int qh = column / line_pitch;
+    const int qw = column - qh * line_pitch;
+    int64_t offset[2];  // of column + e in the plane; -1: not an output
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      // Column + e: the next position of the same line, or the start of the next.
+      const int h = qw + e < line_pitch ? qh : qh + 1;
+      const int w = qw + e < line_pitch ? qw + e : 0;
+      offset[e] = h < height && w < width ? h * p.output_stride[1] + w * p.output_stride[2] : -1;
+    }
+    const bool pair =
+        pairs_aligned && offset[0] >= 0 && offset[1] == offset[0] + 1 && (offset[0] & 1) == 0;
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        if (rows[mt][r] == nullptr) continue;
+        const float first = sums[mt][4 * j + 2 * r] + row_bias[mt][r];
+        const float second = sums[mt][4 * j + 2 * r + 1] + row_bias[mt][r];
+        if (pair) {
+          store_element_pair(rows[mt][r] + offset[0], first, second);
+        } else {
+          if (offset[0] >= 0) rows[mt][r][offset[0]] = element_from_float<Output>(first);
+          if (offset[1] >= 0) rows[mt][r][offset[1]] = element_from_float<Output>(second);
+        }
+      }
+  }
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_shifted_window_kernel(const __grid_constant__ PhaseProblem p,
@@ -116,14 +185,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   claim_registers<Cfg::kComputeRegisters>();
   const int ctid = tid - 128;
   const int warpgroup = ctid >> 7;
-  const int lane = ctid & 31, warp = (ctid >> 5) & 3;
-  const int g = lane >> 2, t = lane & 3;
   // The chain restarts with the accumulate flag off rather than with zeroed
   // registers: only wgmmas write acc, so ptxas does not wait for them to drain at
   // the loop's back edge (it did, C7517, when the flush zeroed acc).
   // (total unused, and dropped, in the half form: its chain is the whole tile.)
   float acc[kMTiles][Mma::kAccumulators], total[kMTiles][Mma::kAccumulators];
-  int it = 0;  // stages consumed by this block, over all its tiles
+  // Stages consumed by this block, over all its tiles: counters, not a division by the
+  // slot count per stage (ncu: a quarter of the half form's stage loop, on its critical
+  // path between one stage's wait and the next stage's wgmmas).
+  RingPosition ring;
   for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
     const WindowTile tile = window_tile<kMTiles>(p, plan, index);
 #pragma unroll
@@ -131,9 +201,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
       for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
     int pending_slot = -1, chain_stages = 0;
-    for (int stage_index = 0; stage_index < stages; ++stage_index, ++it) {
-      const int slot = it % slots;
-      mbarrier_wait(full0 + 8 * slot, (it / slots) & 1);
+    for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
+      const int slot = ring.slot;
+      mbarrier_wait(full0 + 8 * slot, ring.phase);
       const uint32_t stage = shared_base + slot * plan.stage_bytes;
       const uint32_t columns = stage + 16 * warpgroup * kN;
       wgmma_fence();
@@ -174,39 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // otherwise drains the wgmmas at every iteration's exit test.)
     wgmma_wait<0>();
 
-    // Epilogue, straight from the accumulators: lane (g, t) of warp w holds channels
-    // 64 mt + 16 w + g (+ 8) at columns 8 j + 2 t (+ 1) of its warpgroup's kN.
-    const auto& sums = Ops::kHalf ? acc : total;
-    const int line_pitch = plan.line_pitch;
-    const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
-    typename Ops::Output* sample =
-        output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int channel = tile.channel0 + kWindowBlockChannels * mt + 16 * warp + g + 8 * r;
-        if (channel >= p.cout_per_group) continue;
-        const int64_t global_channel = tile.group * p.cout_per_group + channel;
-        const float channel_bias = bias != nullptr ? bias[global_channel] : 0.f;
-        typename Ops::Output* row = sample + global_channel * p.output_channel_stride;
-#pragma unroll
-        for (int j = 0; j < kN / 8; ++j) {
-          const int column = tile.column0 + warpgroup * kN + 8 * j + 2 * t;
-          const int qh = column / line_pitch;
-          const int qw = column - qh * line_pitch;
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            // Column + e: the next position of the same line, or the start of the next.
-            const int h = qw + e < line_pitch ? qh : qh + 1;
-            const int w = qw + e < line_pitch ? qw + e : 0;
-            if (h < height && w < width) {
-              row[h * p.output_stride[1] + w * p.output_stride[2]] =
-                  Ops::to_output(sums[mt][4 * j + 2 * r + e] + channel_bias);
-            }
-          }
-        }
-      }
+    store_window_tile<Cfg>(p, plan, tile, Ops::kHalf ? acc : total, ctid, bias, output);
   }
 #endif
 }
