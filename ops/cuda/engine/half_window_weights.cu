@@ -17,23 +17,25 @@ struct HalfWeightPacking {
   ResidueParams rd, rh, rw;
 };
 
-// Thread: one value of the packed layout (half_window_weights.h), moved as raw bits.
+// Thread: one 16-byte piece of the packed layout (half_window_weights.h: a core-matrix
+// row, 8 input channels of one target row), moved as raw bits; its place is decoded
+// once for the 8 values (a decode per value made the packing a tenth of a wide layer's
+// forward).
 __global__ void pack_half_window_weights_kernel(const uint16_t* __restrict__ weight,
-                                                uint16_t* __restrict__ packed, int64_t total,
+                                                uint4* __restrict__ packed, int64_t pieces,
                                                 const HalfWeightPacking s) {
-  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
+  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < pieces;
        index += int64_t(gridDim.x) * blockDim.x) {
-    const int e = static_cast<int>(index & 7);
-    const int row_in_group = static_cast<int>((index >> 3) & 7);
-    const int k_half = static_cast<int>((index >> 6) & 1);
-    int64_t rest = index >> 7;
+    const int row_in_group = static_cast<int>(index & 7);
+    const int k_half = static_cast<int>((index >> 3) & 1);
+    int64_t rest = index >> 4;
     const int row = static_cast<int>(rest % (s.rows / 8)) * 8 + row_in_group;
     rest /= s.rows / 8;
     const int64_t step = rest % s.steps_per_group;
     const int64_t group = rest / s.steps_per_group;
     const int64_t outer = step / s.chunks;
     const int chunk = static_cast<int>(step - outer * s.chunks);
-    const int in_channel = chunk * 16 + 8 * k_half + e;
+    const int first_channel = chunk * 16 + 8 * k_half;
     int64_t tap = outer;
     int channel = row;
     bool valid = outer < s.outers;
@@ -48,12 +50,19 @@ __global__ void pack_half_window_weights_kernel(const uint16_t* __restrict__ wei
             s.rw.first_tap + tw * s.rw.tap_step;
       valid = valid && tw < s.rw.taps;
     }
-    uint16_t value = 0;
-    if (valid && channel < s.cout_per_group && in_channel < s.cin_per_group) {
-      value = weight[group * s.layout.group_stride + in_channel * s.layout.reduce_stride +
-                     channel * s.layout.target_stride + tap];
+    valid = valid && channel < s.cout_per_group;
+    const uint16_t* source = weight + group * s.layout.group_stride +
+                             first_channel * s.layout.reduce_stride +
+                             channel * s.layout.target_stride + tap;
+    uint32_t bits[4];
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      const bool low = valid && first_channel + e < s.cin_per_group;
+      const bool high = valid && first_channel + e + 1 < s.cin_per_group;
+      bits[e / 2] = (low ? source[e * s.layout.reduce_stride] : 0u) |
+                    (high ? uint32_t{source[(e + 1) * s.layout.reduce_stride]} << 16 : 0u);
     }
-    packed[index] = value;
+    packed[index] = make_uint4(bits[0], bits[1], bits[2], bits[3]);
   }
 }
 
@@ -78,12 +87,13 @@ at::Tensor pack_half_window_weights(const GatherProblem& problem, const PhasePro
   s.outers = channel_pitch > 0 ? int64_t{s.rd.taps} * s.rh.taps : problem.taps();
   s.steps_per_group = (s.outers * s.chunks + stage_steps - 1) / stage_steps * stage_steps;
   const int64_t total = problem.groups * s.steps_per_group * int64_t{rows} * 16;
-  at::Tensor packed = at::empty({total}, weight.options());
+  at::Tensor packed = at::empty({total}, weight.options());  // 16-byte aligned (allocator)
   constexpr int kPackThreads = 256;
-  const int64_t blocks = std::min<int64_t>((total + kPackThreads - 1) / kPackThreads, 4096);
+  const int64_t pieces = total / 8;
+  const int64_t blocks = std::min<int64_t>((pieces + kPackThreads - 1) / kPackThreads, 4096);
   pack_half_window_weights_kernel<<<blocks, kPackThreads, 0, stream>>>(
       static_cast<const uint16_t*>(weight.const_data_ptr()),
-      static_cast<uint16_t*>(packed.mutable_data_ptr()), total, s);
+      static_cast<uint4*>(packed.mutable_data_ptr()), pieces, s);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return packed;
 }
