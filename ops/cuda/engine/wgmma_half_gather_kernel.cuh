@@ -216,8 +216,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const HalfGatherTile tile = half_gather_tile<Cfg>(p, tiles, index);
     const int chunks = chunks_of(tile.block);
     const int stages = (chunks + kChunks - 1) / kChunks;
-    // Two stages per trip, so that each fragment set is a fixed set of registers
-    // (wgmma reads them asynchronously). The chain starts with the accumulate flag
+    // Stages in pairs (run_stage_pairs). The chain starts with the accumulate flag
     // off (issue's first product), not with zeroed registers.
     int accumulate = 0;
     auto step = [&](int it, Fragments& mine, Fragments& other) {
@@ -234,13 +233,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       hold(other);
       if (it > 0) mbarrier_arrive(empty0 + 8 * ((ring + it + kSlots - 1) % kSlots));
     };
-    int it = 0;
-    for (; it + 1 < stages; it += 2) {
-      step(it, fragments[0], fragments[1]);
-      step(it + 1, fragments[1], fragments[0]);
-    }
-    if (it < stages) step(it, fragments[0], fragments[1]);
-    wgmma_wait<0>();
+    run_stage_pairs(stages, fragments, step);
     fence_accumulators(acc);
     ring += stages;
     mbarrier_arrive(empty0 + 8 * ((ring + kSlots - 1) % kSlots));  // the tile's last stage

@@ -196,8 +196,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
   };
   Fragments fragments[2];
-  // Two stages per trip, so that each fragment set is a fixed set of registers
-  // (wgmma reads them asynchronously).
+  // One stage (run_stage_pairs runs them in pairs).
   auto step = [&](int it, Fragments& mine, Fragments& other) {
     const int slot = it % kSlots;
     const int stage_chunks = min(kChunks, chunks - it * kChunks);
@@ -222,13 +221,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (it > 0 && it % Cfg::kFlushStages != 0) mbarrier_arrive(empty0 + 8 * previous_slot);
     }
   };
-  int it = 0;
-  for (; it + 1 < stages; it += 2) {
-    step(it, fragments[0], fragments[1]);
-    step(it + 1, fragments[1], fragments[0]);
-  }
-  if (it < stages) step(it, fragments[0], fragments[1]);
-  wgmma_wait<0>();
+  run_stage_pairs(stages, fragments, step);
   fence_accumulators(acc);
   add_chain(total, acc);
 

@@ -67,6 +67,21 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[kMTiles][kAccumu
   for (int mt = 0; mt < kMTiles; ++mt) fence_registers(acc[mt]);
 }
 
+// A gathering mainloop's stages two per trip, so that each of its two fragment sets is
+// a fixed set of registers (wgmma reads them asynchronously): step(it, mine, other)
+// issues stage it with `mine` and lets go of `other`. Returns with no wgmma in flight.
+template <class Fragments, class Step>
+__device__ __forceinline__ void run_stage_pairs(int stages, Fragments (&fragments)[2],
+                                                Step&& step) {
+  int it = 0;
+  for (; it + 1 < stages; it += 2) {
+    step(it, fragments[0], fragments[1]);
+    step(it + 1, fragments[1], fragments[0]);
+  }
+  if (it < stages) step(it, fragments[0], fragments[1]);
+  wgmma_wait<0>();
+}
+
 // Both accumulator sets start at zero: the chain the wgmmas add into, and the total.
 template <int kMTiles, int kAccumulators>
 __device__ __forceinline__ void zero_chains(float (&acc)[kMTiles][kAccumulators],
