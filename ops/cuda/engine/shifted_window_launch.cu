@@ -48,7 +48,7 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
       });
 }
 
-template <class Ops, int kMTiles = 1>
+template <class Ops, int kMTiles = 1, int kWidthTaps = 0>
 void launch_columns(const GatherProblem& problem, const PhaseProblem& p,
                     const ShiftedWindowPlan& plan, const at::Tensor& source,
                     const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
@@ -59,16 +59,16 @@ void launch_columns(const GatherProblem& problem, const PhaseProblem& p,
   };
   switch (plan.columns) {
     case 96:
-      launch(ShiftedWindowConfig<96, Ops, kMTiles>{});
+      launch(ShiftedWindowConfig<96, Ops, kMTiles, kWidthTaps>{});
       break;
     case 128:
-      launch(ShiftedWindowConfig<128, Ops, kMTiles>{});
+      launch(ShiftedWindowConfig<128, Ops, kMTiles, kWidthTaps>{});
       break;
     case 144:
-      launch(ShiftedWindowConfig<144, Ops, kMTiles>{});
+      launch(ShiftedWindowConfig<144, Ops, kMTiles, kWidthTaps>{});
       break;
     default:
-      launch(ShiftedWindowConfig<160, Ops, kMTiles>{});
+      launch(ShiftedWindowConfig<160, Ops, kMTiles, kWidthTaps>{});
       break;
   }
 }
@@ -79,12 +79,21 @@ void launch_half_columns(const GatherProblem& problem, const PhaseProblem& p,
                          const ShiftedWindowPlan& plan, const at::Tensor& source,
                          const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
                          cudaStream_t stream) {
-  if (plan.m_tiles == kWindowMaxMTiles) {
-    launch_columns<HalfOperands<Element>, kWindowMaxMTiles>(problem, p, plan, source, packed, bias,
-                                                            output, stream, kUnlimitedStaging);
-  } else {
-    launch_columns<HalfOperands<Element>>(problem, p, plan, source, packed, bias, output, stream,
+  // Three width taps (the k3 layers) unrolled; CT3D_WINDOW_FIXED_TAPS=0: the tap loop.
+  const bool three_taps = p.dim[2].residue[0].taps == 3 &&
+                          mainloop_switch("CT3D_WINDOW_FIXED_TAPS") != MainloopSwitch::kNever;
+  using Ops = HalfOperands<Element>;
+  if (plan.m_tiles == kWindowMaxMTiles && three_taps) {
+    launch_columns<Ops, kWindowMaxMTiles, 3>(problem, p, plan, source, packed, bias, output,
+                                             stream, kUnlimitedStaging);
+  } else if (plan.m_tiles == kWindowMaxMTiles) {
+    launch_columns<Ops, kWindowMaxMTiles>(problem, p, plan, source, packed, bias, output, stream,
                                           kUnlimitedStaging);
+  } else if (three_taps) {
+    launch_columns<Ops, 1, 3>(problem, p, plan, source, packed, bias, output, stream,
+                              kUnlimitedStaging);
+  } else {
+    launch_columns<Ops>(problem, p, plan, source, packed, bias, output, stream, kUnlimitedStaging);
   }
 }
 

@@ -29,9 +29,12 @@
 
 namespace ct3d::cuda {
 
-template <int kColumns, class Operands, int kMTileCount = 1>
+template <int kColumns, class Operands, int kMTileCount = 1, int kWidthTaps = 0>
 struct ShiftedWindowConfig : WindowBlockShape<kColumns, Operands> {
   static constexpr int kMTiles = kMTileCount;
+  // The problem's width taps where the kernel is built for them (a stage's wgmmas one
+  // unrolled run), else 0: a loop over the plan's.
+  static constexpr int kFixedWidthTaps = kWidthTaps;
   // Two m-tiles need the half layout (one part, rows contiguous) and no chain flushes
   // (a total per m-tile would not fit the registers).
   static_assert(kMTiles == 1 || (Operands::kHalf && kMTiles == kWindowMaxMTiles), "m-tiles");
@@ -194,6 +197,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // slot count per stage (ncu: a quarter of the half form's stage loop, on its critical
   // path between one stage's wait and the next stage's wgmmas).
   RingPosition ring;
+  // Width tap tw's products: its weights, the stage's window `shift` bytes on.
+  const auto tap_products = [&](uint32_t stage, uint32_t columns, int tw, uint32_t shift,
+                                int accumulate) {
+    // m-tile mt's weights: 64 rows (8 core-matrix groups of 256 bytes) per m-tile on.
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      Ops::template products<Mma>(
+          acc[mt], stage + window_bytes + tw * Cfg::kTapBytes + mt * kWindowBlockChannels * 32,
+          Cfg::kTapWeightBytes, columns + shift, plane_window_bytes, accumulate);
+    }
+  };
+  // The fixed taps' shifts, the same every stage.
+  const uint32_t first_shift = 16 * (rw.first_shift - plan.min_width_shift);
+  const uint32_t shift_step = 16 * rw.shift_step;
   for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
     const WindowTile tile = window_tile<kMTiles>(p, plan, index);
 #pragma unroll
@@ -208,16 +225,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const uint32_t columns = stage + 16 * warpgroup * kN;
       wgmma_fence();
       int accumulate = chain_stages == 0 ? 0 : 1;
-      for (int tw = 0; tw < rw.taps; ++tw) {
-        const uint32_t shift = 16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
-        // m-tile mt's weights: 64 rows (8 core-matrix groups of 256 bytes) per m-tile on.
+      if constexpr (Cfg::kFixedWidthTaps > 0) {
 #pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt) {
-          Ops::template products<Mma>(
-              acc[mt], stage + window_bytes + tw * Cfg::kTapBytes + mt * kWindowBlockChannels * 32,
-              Cfg::kTapWeightBytes, columns + shift, plane_window_bytes, accumulate);
+        for (int tw = 0; tw < Cfg::kFixedWidthTaps; ++tw) {
+          tap_products(stage, columns, tw, first_shift + tw * shift_step, tw > 0 || accumulate);
         }
-        accumulate = 1;
+      } else {
+        for (int tw = 0; tw < rw.taps; ++tw) {
+          const uint32_t shift =
+              16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
+          tap_products(stage, columns, tw, shift, accumulate);
+          accumulate = 1;
+        }
       }
       wgmma_commit();
       if (++chain_stages == plan.flush_stages || stage_index + 1 == stages) {
