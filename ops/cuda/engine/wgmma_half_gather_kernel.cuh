@@ -104,7 +104,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t full0 = shared_address(&barriers[0]);
   const uint32_t empty0 = shared_address(&barriers[kSlots]);
   init_slot_barriers(full0, empty0, kSlots, Cfg::kComputeThreads);
-  // A tile's stages of kChunks chunks (the walk steps one chunk at a time).
+  // A tile's chunks (ReductionWalk's total_stages: the walk steps one chunk at a time),
+  // for the consumers, which need no walk; a stage holds kChunks of them.
   const auto chunks_of = [&](const PhaseBlock& block) {
     return block.res_d.taps * block.res_h.taps * block.res_w.taps * (p.cin_padded / kBlockK);
   };
