@@ -109,3 +109,11 @@ def test_forward_half_wide_blocks(params, dtype, wide, monkeypatch):
 @pytest.mark.parametrize("params", HALF_WIDE_CASES[:3])
 def test_input_gradient_half_wide_blocks(params, dtype, monkeypatch):
     check_input_gradient(params, monkeypatch, switches("1"), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", [HALF_WIDE_CASES[0], HALF_WIDE_CASES[1], CASES[1], CASES[5]])
+def test_forward_half_tap_loop(params, dtype, monkeypatch):
+    """CT3D_WINDOW_FIXED_TAPS=0: three width taps by the tap loop, not built in."""
+    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
+                       dict(switches("1"), CT3D_WINDOW_FIXED_TAPS="0"))
