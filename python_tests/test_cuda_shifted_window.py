@@ -88,7 +88,8 @@ def test_forward_half_types_widened(dtype, monkeypatch):
 
 # The half form's blocks of 128 target channels (two m-tiles a compute warpgroup): two
 # blocks, 120 of 128 used, 128 per group of two, a k5 dilated width; both settings of
-# CT3D_HALF_WINDOW_128 (=0: blocks of 64).
+# CT3D_HALF_WINDOW_128 (=0: blocks of 64), and the epilogue from the accumulators
+# (CT3D_WINDOW_PARKED_EPILOGUE=0) as well as parked.
 HALF_WIDE_CASES = [
     (2, 40, 256, (3, 4, 30), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
     (2, 32, 120, (3, 4, 26), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
@@ -97,12 +98,14 @@ HALF_WIDE_CASES = [
 ]
 
 
+@pytest.mark.parametrize("parked", ["1", "0"])
 @pytest.mark.parametrize("wide", ["1", "0"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", HALF_WIDE_CASES)
-def test_forward_half_wide_blocks(params, dtype, wide, monkeypatch):
+def test_forward_half_wide_blocks(params, dtype, wide, parked, monkeypatch):
     check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
-                       dict(switches("1"), CT3D_HALF_WINDOW_128=wide))
+                       dict(switches("1"), CT3D_HALF_WINDOW_128=wide,
+                            CT3D_WINDOW_PARKED_EPILOGUE=parked))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

@@ -76,6 +76,11 @@ TEST_CASE("the half form's blocks of 128 channels: only half, only whole blocks,
   CHECK(ct3d::cuda::plan_shifted_window(
             forward_problem({192, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), true, 2)
             .columns == 0);
+  // The parked epilogue's tile past the slots, inside the block's shared memory.
+  CHECK(two_tiles.park_bytes == 2 * 64 * (2 * two_tiles.columns + 8) * 2);
+  CHECK(two_tiles.slots * two_tiles.stage_bytes + two_tiles.park_bytes <= 220 * 1024);
+  CHECK(ct3d::cuda::plan_shifted_window(wide, true, 2, false).park_bytes == 0);
+  CHECK(ct3d::cuda::plan_shifted_window(wide).park_bytes == 0);  // float32: none
   // 16 width taps of 4 KB weights leave 2 slots: too few.
   CHECK(ct3d::cuda::plan_shifted_window(
             forward_problem({128, {2, 3, 40}, {1, 1, 16}, one, zero, zero, one}), true, 2)

@@ -5,6 +5,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/half_window_weights.h"
@@ -24,7 +25,7 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
                    const ShiftedWindowPlan& plan, const at::Tensor& source,
                    const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
                    cudaStream_t stream, int64_t staging_budget_floats) {
-  const int shared_bytes = plan.slots * plan.stage_bytes;
+  const int shared_bytes = plan.slots * plan.stage_bytes + plan.park_bytes;
   auto kernel = wgmma_shifted_window_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
@@ -84,8 +85,8 @@ void launch_half_columns(const GatherProblem& problem, const PhaseProblem& p,
                           mainloop_switch("CT3D_WINDOW_FIXED_TAPS") != MainloopSwitch::kNever;
   using Ops = HalfOperands<Element>;
   if (plan.m_tiles == kWindowMaxMTiles && three_taps) {
-    launch_columns<Ops, kWindowMaxMTiles, 3>(problem, p, plan, source, packed, bias, output,
-                                             stream, kUnlimitedStaging);
+    launch_columns<Ops, kWindowMaxMTiles, 3>(problem, p, plan, source, packed, bias, output, stream,
+                                             kUnlimitedStaging);
   } else if (plan.m_tiles == kWindowMaxMTiles) {
     launch_columns<Ops, kWindowMaxMTiles>(problem, p, plan, source, packed, bias, output, stream,
                                           kUnlimitedStaging);
@@ -97,15 +98,30 @@ void launch_half_columns(const GatherProblem& problem, const PhaseProblem& p,
   }
 }
 
+// Whether every output line starts at a 16-byte boundary (unit width stride, every
+// other stride a multiple of 8 half values, an aligned base): the parked epilogue's
+// condition. Elsewhere it stores most pieces value by value and was 6-8 % slower than
+// the direct epilogue (L1-61 and L1-68, lines of 66 and 68 outputs).
+bool output_lines_aligned(const PhaseProblem& p, const at::Tensor& output) {
+  return p.output_stride[2] == 1 &&
+         (p.output_stride[1] | p.output_stride[0] | p.output_channel_stride |
+          p.output_batch_stride) % 8 == 0 &&
+         reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 == 0;
+}
+
 // The half form's plan: blocks of 128 target channels where they apply (the padded
 // channels a multiple of 128, three stages in shared memory) unless
-// CT3D_HALF_WINDOW_128=0, else of 64.
-ShiftedWindowPlan plan_half_shifted_window(const PhaseProblem& p) {
+// CT3D_HALF_WINDOW_128=0, else of 64; room for the parked epilogue where the output
+// lines are aligned, unless CT3D_WINDOW_PARKED_EPILOGUE=0 (then the epilogue stores
+// from the accumulators).
+ShiftedWindowPlan plan_half_shifted_window(const PhaseProblem& p, const at::Tensor& output) {
+  const bool parked = mainloop_switch("CT3D_WINDOW_PARKED_EPILOGUE") != MainloopSwitch::kNever &&
+                      output_lines_aligned(p, output);
   if (mainloop_switch("CT3D_HALF_WINDOW_128") != MainloopSwitch::kNever) {
-    const ShiftedWindowPlan plan = plan_shifted_window(p, true, kWindowMaxMTiles);
+    const ShiftedWindowPlan plan = plan_shifted_window(p, true, kWindowMaxMTiles, parked);
     if (plan.columns != 0) return plan;
   }
-  return plan_shifted_window(p, true);
+  return plan_shifted_window(p, true, 1, parked);
 }
 
 }  // namespace
@@ -142,7 +158,7 @@ bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& 
   }
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
   if (only_where_float_pays && !shifted_window_pays(p, false)) return false;
-  const ShiftedWindowPlan plan = plan_half_shifted_window(p);
+  const ShiftedWindowPlan plan = plan_half_shifted_window(p, output);
   if (plan.columns == 0) return false;
   const at::Tensor packed =
       pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, stream);

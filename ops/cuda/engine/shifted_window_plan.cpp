@@ -10,6 +10,7 @@ namespace ct3d::cuda {
 namespace {
 
 constexpr int kPipelineBudgetBytes = 200 * 1024;
+constexpr int kParkedBudgetBytes = 220 * 1024;
 constexpr int kMinSlots = 3;
 constexpr int kMaxSlots = 8;
 // A stage is one k-step of every width tap; float32's chain of wgmma accumulators is
@@ -69,7 +70,8 @@ bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan) {
   return plan.plane_rows < INT_MAX;
 }
 
-ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands, int m_tiles) {
+ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands, int m_tiles,
+                                      bool parked) {
   ShiftedWindowPlan plan;
   if (m_tiles != 1 && (!half_operands || m_tiles != kWindowMaxMTiles ||
                        p.cout_padded % (m_tiles * kWindowBlockChannels) != 0)) {
@@ -102,7 +104,13 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands,
   const int weight_parts = half_operands ? 1 : 2;
   plan.stage_bytes =
       planes_per_step * plan.window_pitch * 16 + rw.taps * weight_parts * m_tiles * kTapRowBytes;
-  plan.slots = std::min(kMaxSlots, kPipelineBudgetBytes / plan.stage_bytes);
+  // The half form's parked epilogue tile takes its room from a larger budget (the
+  // dynamic shared memory a block may have is 227 KB).
+  parked = parked && half_operands;
+  plan.park_bytes =
+      parked ? m_tiles * kWindowBlockChannels * (plan.block_columns + kWindowParkPad) * 2 : 0;
+  const int budget = parked ? kParkedBudgetBytes - plan.park_bytes : kPipelineBudgetBytes;
+  plan.slots = std::min(kMaxSlots, budget / plan.stage_bytes);
   plan.flush_stages = half_operands ? kHalfChainStages : kMaxWidthTaps / rw.taps;
   if (plan.slots < kMinSlots || !plan_plane_rows(p, plan)) plan.columns = 0;
   return plan;

@@ -33,6 +33,10 @@ constexpr int kWindowColumnChoices[] = {96, 128, 144, 160};
 // long chain (about 1e-6 relative; float32's 1e-5 bar is why it flushes) cannot show
 // in an output rounded to 11 or 8 bits. No flush: no drain of the pipe every few stages.
 constexpr int kHalfChainStages = 1 << 30;
+// The half form parks a tile's outputs in shared memory before storing them as
+// 16-byte pieces of output lines; a channel's row is its columns + this many values,
+// which puts the 8 channels one store of the accumulators reaches in 8 bank groups.
+constexpr int kWindowParkPad = 8;
 
 struct ShiftedWindowPlan {
   int columns = 0;        // wgmma N of a compute warpgroup; 0: the plan does not apply
@@ -57,6 +61,9 @@ struct ShiftedWindowPlan {
   int64_t groups = 0, samples = 0;
   int64_t tiles = 0;  // groups x samples x depth x channel blocks x column blocks
   int m_tiles = 1;    // m-tiles of 64 target channels per block (2: half form only)
+  // The half form's epilogue tile in shared memory past the slots (0: none): the
+  // block's channels x (its columns + kWindowParkPad) half values.
+  int park_bytes = 0;
 };
 
 // Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
@@ -65,10 +72,11 @@ struct ShiftedWindowPlan {
 // at least 3 stages in shared memory, 32-bit plane sizes, at most 262140 padded
 // channels), and its plan; half_operands: float16 or bfloat16 operands
 // (window_operands.cuh); m_tiles 2 (half form only): blocks of 128 target channels,
-// which apply only where the padded channels are a multiple of 128. Returns a plan with
-// columns 0 where it does not apply.
+// which apply only where the padded channels are a multiple of 128; parked (half form
+// only): room for the parked epilogue (park_bytes). Returns a plan with columns 0 where
+// it does not apply.
 ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands = false,
-                                      int m_tiles = 1);
+                                      int m_tiles = 1, bool parked = true);
 
 // The parts both shifted-window forms (this one and tap_rows_plan.h) share.
 // plan_compact_grid: the checks (one stride-1 phase, 32-bit plane sizes, the quad

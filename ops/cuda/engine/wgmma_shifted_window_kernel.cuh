@@ -26,6 +26,7 @@
 #include "ops/cuda/engine/shifted_window_stage.cuh"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
 #include "ops/cuda/engine/wgmma_split_products.cuh"
+#include "ops/cuda/engine/window_epilogue.cuh"
 
 namespace ct3d::cuda {
 
@@ -43,75 +44,6 @@ struct ShiftedWindowConfig : WindowBlockShape<kColumns, Operands> {
   static constexpr int kTapWeightBytes = kMTiles * kWindowBlockChannels * 32;
   static constexpr int kTapBytes = Operands::kWeightParts * kTapWeightBytes;
 };
-
-// A tile's epilogue, straight from the accumulators (sums: the chain's total): lane
-// (g, t) of warp w holds channels 64 mt + 16 w + g (+ 8) at columns 8 j + 2 t (+ 1) of
-// its warpgroup's kN. A column's output offset is worked out once for all its
-// channels, and a lane's two columns, where they are neighbours of one line at an
-// even offset of a unit-stride row, are stored as one pair.
-template <class Cfg, int kAccumulators>
-__device__ __forceinline__ void store_window_tile(
-    const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
-    const float (&sums)[Cfg::kMTiles][kAccumulators], int ctid, const float* __restrict__ bias,
-    typename Cfg::Ops::Output* __restrict__ output) {
-  using Output = typename Cfg::Ops::Output;
-  constexpr int kN = Cfg::kN, kMTiles = Cfg::kMTiles;
-  const int warpgroup = ctid >> 7, warp = (ctid >> 5) & 3;
-  const int g = (ctid & 31) >> 2, t = ctid & 3;
-  Output* sample = output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0];
-  Output* rows[kMTiles][2];  // this lane's channel rows in the plane (null: padding)
-  float row_bias[kMTiles][2];
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int channel = tile.channel0 + kWindowBlockChannels * mt + 16 * warp + g + 8 * r;
-      const int64_t global_channel = tile.group * p.cout_per_group + channel;
-      const bool stored = channel < p.cout_per_group;
-      rows[mt][r] = stored ? sample + global_channel * p.output_channel_stride : nullptr;
-      row_bias[mt][r] = stored && bias != nullptr ? bias[global_channel] : 0.f;
-    }
-  // With unit width stride and every other stride even (and an aligned output), an
-  // output's alignment to a pair is its offset's parity.
-  const bool pairs_aligned =
-      p.output_stride[2] == 1 &&
-      ((p.output_stride[1] | p.output_stride[0] | p.output_channel_stride |
-        p.output_batch_stride) &
-       1) == 0 &&
-      reinterpret_cast<uintptr_t>(output) % (2 * sizeof(Output)) == 0;
-  const int line_pitch = plan.line_pitch;
-  const int height = p.dim[1].max_positions, width = p.dim[2].max_positions;
-#pragma unroll
-  for (int j = 0; j < kN / 8; ++j) {
-    const int column = tile.column0 + warpgroup * kN + 8 * j + 2 * t;
-    const int qh = column / line_pitch;
-    const int qw = column - qh * line_pitch;
-    int64_t offset[2];  // of column + e in the plane; -1: not an output
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      // Column + e: the next position of the same line, or the start of the next.
-      const int h = qw + e < line_pitch ? qh : qh + 1;
-      const int w = qw + e < line_pitch ? qw + e : 0;
-      offset[e] = h < height && w < width ? h * p.output_stride[1] + w * p.output_stride[2] : -1;
-    }
-    const bool pair =
-        pairs_aligned && offset[0] >= 0 && offset[1] == offset[0] + 1 && (offset[0] & 1) == 0;
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        if (rows[mt][r] == nullptr) continue;
-        const float first = sums[mt][4 * j + 2 * r] + row_bias[mt][r];
-        const float second = sums[mt][4 * j + 2 * r + 1] + row_bias[mt][r];
-        if (pair) {
-          store_element_pair(rows[mt][r] + offset[0], first, second);
-        } else {
-          if (offset[0] >= 0) rows[mt][r][offset[0]] = element_from_float<Output>(first);
-          if (offset[1] >= 0) rows[mt][r][offset[1]] = element_from_float<Output>(second);
-        }
-      }
-  }
-}
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -200,7 +132,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // Width tap tw's products: its weights, the stage's window `shift` bytes on.
   const auto tap_products = [&](uint32_t stage, uint32_t columns, int tw, uint32_t shift,
                                 int accumulate) {
-    // m-tile mt's weights: 64 rows (8 core-matrix groups of 256 bytes) per m-tile on.
+  // m-tile mt's weights: 64 rows (8 core-matrix groups of 256 bytes) per m-tile on.
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       Ops::template products<Mma>(
@@ -232,8 +164,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       } else {
         for (int tw = 0; tw < rw.taps; ++tw) {
-          const uint32_t shift =
-              16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
+          const uint32_t shift = 16 * (rw.first_shift + tw * rw.shift_step - plan.min_width_shift);
           tap_products(stage, columns, tw, shift, accumulate);
           accumulate = 1;
         }
@@ -263,6 +194,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // otherwise drains the wgmmas at every iteration's exit test.)
     wgmma_wait<0>();
 
+    if constexpr (Ops::kHalf) {
+      if (plan.park_bytes > 0) {  // only where the output lines are aligned
+        store_parked_window_tile<Cfg>(p, plan, tile, acc, ctid, bias, output,
+                                      reinterpret_cast<uint16_t*>(reinterpret_cast<char*>(shared) +
+                                                                  plan.slots * plan.stage_bytes));
+        continue;
+      }
+    }
     store_window_tile<Cfg>(p, plan, tile, Ops::kHalf ? acc : total, ctid, bias, output);
   }
 #endif
