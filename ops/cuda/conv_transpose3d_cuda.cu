@@ -72,8 +72,9 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
   return t.output;
 }
 
-// float16 or bfloat16 on the engine's half forms (float32 bias, added before the one
-// rounding): the shifted-window kernels (stride 1), else the half gathering GEMM;
+// float16 or bfloat16 on the engine's half forms (the bias widened to float32 by the
+// weight packing, added before the one rounding): the shifted-window kernels (stride
+// 1), else the half gathering GEMM;
 // nullopt where neither applies. Problems neither may take (other GPUs, narrow strided
 // groups) are turned away before any copy or allocation.
 std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args,
@@ -83,7 +84,7 @@ std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args,
   const bool window = cuda::half_window_may_apply(problem);
   const bool gather = cuda::half_gather_may_apply(problem);
   if (!window && !gather) return std::nullopt;
-  ForwardTensors t = forward_tensors(args, input, weight, bias, at::kFloat);
+  ForwardTensors t = forward_tensors(args, input, weight, bias, input.scalar_type());
   if (t.output.numel() == 0) return t.output;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   if (!(window && cuda::launch_half_window(problem, t.input5, t.weight, t.bias, t.output5,

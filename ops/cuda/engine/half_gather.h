@@ -18,7 +18,7 @@ namespace ct3d::cuda {
 bool half_gather_may_apply(const GatherProblem& problem);
 
 // As launch_half_window (half_window.h): source and weight contiguous float16 or
-// bfloat16, bias float32 or undefined, output in the source's dtype (contiguous or
+// bfloat16, bias in their dtype or undefined, output in the source's dtype (contiguous or
 // channels-last); staged whole, or in chunks of samples within staging_budget
 // elements. Returns false, having done nothing, where it does not apply.
 bool launch_half_gather(const GatherProblem& problem, const at::Tensor& source,

@@ -51,7 +51,8 @@ void launch_config(const GatherProblem& problem, const at::Tensor& source,
   const PhaseProblem p = make_phase_problem(problem, kBlockK, Cfg::kBlockChannels, output);
   if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);
   if (p.phases == 0) return;
-  const at::Tensor packed = pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, stream);
+  const HalfPackedWeights packed =
+      pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, bias, stream);
   auto kernel = wgmma_half_gather_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
@@ -72,8 +73,8 @@ void launch_config(const GatherProblem& problem, const at::Tensor& source,
     kernel<<<persistent_blocks(tiles.count, p.phases), Cfg::kThreads, Cfg::kSharedBytes,
              stream>>>(
         chunk_problem, tiles, static_cast<const Element*>(staged.const_data_ptr()),
-        static_cast<const Element*>(packed.const_data_ptr()),
-        bias.defined() ? bias.const_data_ptr<float>() : nullptr,
+        static_cast<const Element*>(packed.weights.const_data_ptr()),
+        packed.bias.defined() ? packed.bias.const_data_ptr<float>() : nullptr,
         static_cast<Element*>(output.mutable_data_ptr()) + n0 * p.output_batch_stride);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }

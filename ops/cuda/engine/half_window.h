@@ -17,8 +17,8 @@ namespace ct3d::cuda {
 // kernels' plans may still turn a problem away (launch_half_window).
 bool half_window_may_apply(const GatherProblem& problem);
 
-// source, weight: contiguous float16 or bfloat16 (the same); bias: contiguous float32
-// or undefined; output: the source's dtype, contiguous or channels-last. Returns
+// source, weight: contiguous float16 or bfloat16 (the same); bias: contiguous in their
+// dtype, or undefined; output: the source's dtype, contiguous or channels-last. Returns
 // false, having done nothing, where neither kernel applies. CT3D_HALF_WINDOW=0 turns
 // it off (so that a benchmark can time the widened path against it).
 bool launch_half_window(const GatherProblem& problem, const at::Tensor& source,

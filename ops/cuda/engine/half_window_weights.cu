@@ -2,6 +2,7 @@
 
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +16,11 @@ struct HalfWeightPacking {
   int rows, channel_pitch;
   int64_t outers, steps_per_group;  // outers x chunks, padded
   ResidueParams rd, rh, rw;
+  // The bias to widen (null: none): bias_count values, bfloat16 or float16 bits.
+  const uint16_t* bias;
+  float* bias32;
+  int bias_count;
+  bool bfloat16;
 };
 
 // Thread: one 16-byte piece of the packed layout (half_window_weights.h: a core-matrix
@@ -24,6 +30,13 @@ struct HalfWeightPacking {
 __global__ void pack_half_window_weights_kernel(const uint16_t* __restrict__ weight,
                                                 uint4* __restrict__ packed, int64_t pieces,
                                                 const HalfWeightPacking s) {
+  if (s.bias != nullptr) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < s.bias_count;
+         i += gridDim.x * blockDim.x) {
+      s.bias32[i] = s.bfloat16 ? __uint_as_float(uint32_t{s.bias[i]} << 16)
+                               : __half2float(__ushort_as_half(s.bias[i]));
+    }
+  }
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < pieces;
        index += int64_t(gridDim.x) * blockDim.x) {
     const int row_in_group = static_cast<int>(index & 7);
@@ -68,11 +81,21 @@ __global__ void pack_half_window_weights_kernel(const uint16_t* __restrict__ wei
 
 }  // namespace
 
-at::Tensor pack_half_window_weights(const GatherProblem& problem, const PhaseProblem& p, int rows,
-                                    int channel_pitch, int stage_steps, const at::Tensor& weight,
-                                    cudaStream_t stream) {
+HalfPackedWeights pack_half_window_weights(const GatherProblem& problem, const PhaseProblem& p,
+                                           int rows, int channel_pitch, int stage_steps,
+                                           const at::Tensor& weight, const at::Tensor& bias,
+                                           cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(weight.element_size() == 2 && weight.is_contiguous() && rows % 8 == 0);
   HalfWeightPacking s{};
+  HalfPackedWeights result;
+  if (bias.defined()) {
+    TORCH_INTERNAL_ASSERT(bias.scalar_type() == weight.scalar_type() && bias.is_contiguous());
+    result.bias = at::empty({bias.numel()}, weight.options().dtype(at::kFloat));
+    s.bias = static_cast<const uint16_t*>(bias.const_data_ptr());
+    s.bias32 = result.bias.mutable_data_ptr<float>();
+    s.bias_count = static_cast<int>(bias.numel());
+    s.bfloat16 = bias.scalar_type() == at::kBFloat16;
+  }
   s.layout = problem.weight;
   s.cin_per_group = p.cin_per_group;
   s.cout_per_group = p.cout_per_group;
@@ -87,15 +110,15 @@ at::Tensor pack_half_window_weights(const GatherProblem& problem, const PhasePro
   s.outers = channel_pitch > 0 ? int64_t{s.rd.taps} * s.rh.taps : problem.taps();
   s.steps_per_group = (s.outers * s.chunks + stage_steps - 1) / stage_steps * stage_steps;
   const int64_t total = problem.groups * s.steps_per_group * int64_t{rows} * 16;
-  at::Tensor packed = at::empty({total}, weight.options());  // 16-byte aligned (allocator)
+  result.weights = at::empty({total}, weight.options());  // 16-byte aligned (allocator)
   constexpr int kPackThreads = 256;
   const int64_t pieces = total / 8;
   const int64_t blocks = std::min<int64_t>((pieces + kPackThreads - 1) / kPackThreads, 4096);
   pack_half_window_weights_kernel<<<blocks, kPackThreads, 0, stream>>>(
       static_cast<const uint16_t*>(weight.const_data_ptr()),
-      static_cast<uint4*>(packed.mutable_data_ptr()), pieces, s);
+      static_cast<uint4*>(result.weights.mutable_data_ptr()), pieces, s);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return packed;
+  return result;
 }
 
 }  // namespace ct3d::cuda

@@ -18,8 +18,8 @@ bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Ten
                            const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                            cudaStream_t stream, int64_t staging_budget_floats);
 
-// The forward of float16 or bfloat16 tensors (contiguous source and weight, float32
-// bias or undefined, output in the source's dtype, groups not folded) on the
+// The forward of float16 or bfloat16 tensors (contiguous source, weight and bias in
+// one dtype; no bias: undefined; output in the source's dtype, groups not folded) on the
 // shifted-window GEMM's half form (window_operands.cuh), where it applies (and, with
 // only_where_float_pays, where the float32 form pays); false, having done nothing,
 // elsewhere. CT3D_SHIFTED_WINDOW=0 turns it off.

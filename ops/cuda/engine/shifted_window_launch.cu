@@ -160,12 +160,14 @@ bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& 
   if (only_where_float_pays && !shifted_window_pays(p, false)) return false;
   const ShiftedWindowPlan plan = plan_half_shifted_window(p, output);
   if (plan.columns == 0) return false;
-  const at::Tensor packed =
-      pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, stream);
+  const HalfPackedWeights packed =
+      pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, bias, stream);
   if (source.scalar_type() == at::kHalf) {
-    launch_half_columns<__half>(problem, p, plan, source, packed, bias, output, stream);
+    launch_half_columns<__half>(problem, p, plan, source, packed.weights, packed.bias, output,
+                                stream);
   } else {
-    launch_half_columns<__nv_bfloat16>(problem, p, plan, source, packed, bias, output, stream);
+    launch_half_columns<__nv_bfloat16>(problem, p, plan, source, packed.weights, packed.bias,
+                                       output, stream);
   }
   return true;
 }

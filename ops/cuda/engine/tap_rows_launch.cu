@@ -171,15 +171,16 @@ bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
   const TapRowsPlan plan = plan_tap_rows(p, true);
   if (plan.window.columns == 0) return false;
-  const at::Tensor packed =
+  const HalfPackedWeights packed =
       pack_half_window_weights(problem, p, 64 * plan.halves, plan.channel_pitch,
-                               tap_rows_stage_steps(plan.halves, true), weight, stream);
+                               tap_rows_stage_steps(plan.halves, true), weight, bias, stream);
   if (source.scalar_type() == at::kHalf) {
-    launch_configuration<HalfOperands<__half>>(problem, p, plan, source, packed, bias, output,
-                                               stream, kUnlimitedStaging);
+    launch_configuration<HalfOperands<__half>>(problem, p, plan, source, packed.weights,
+                                               packed.bias, output, stream, kUnlimitedStaging);
   } else {
-    launch_configuration<HalfOperands<__nv_bfloat16>>(problem, p, plan, source, packed, bias,
-                                                      output, stream, kUnlimitedStaging);
+    launch_configuration<HalfOperands<__nv_bfloat16>>(problem, p, plan, source, packed.weights,
+                                                      packed.bias, output, stream,
+                                                      kUnlimitedStaging);
   }
   return true;
 }
