@@ -120,3 +120,11 @@ def test_forward_half_tap_loop(params, dtype, monkeypatch):
     """CT3D_WINDOW_FIXED_TAPS=0: three width taps by the tap loop, not built in."""
     check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
                        dict(switches("1"), CT3D_WINDOW_FIXED_TAPS="0"))
+
+
+@pytest.mark.parametrize("params", [CASES[1], CASES[5]])
+def test_forward_tap_loop(params, monkeypatch):
+    """float32, CT3D_WINDOW_FIXED_TAPS=0: three width taps by the tap loop (the fixed
+    taps run in test_forward_cases)."""
+    check_forward(edge_case(params, bias=True), monkeypatch,
+                  dict(switches("1"), CT3D_WINDOW_FIXED_TAPS="0"))

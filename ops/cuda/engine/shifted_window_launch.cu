@@ -74,15 +74,19 @@ void launch_columns(const GatherProblem& problem, const PhaseProblem& p,
   }
 }
 
+// Three width taps (the k3 layers) unrolled; CT3D_WINDOW_FIXED_TAPS=0: the tap loop.
+bool three_width_taps(const PhaseProblem& p) {
+  return p.dim[2].residue[0].taps == 3 &&
+         mainloop_switch("CT3D_WINDOW_FIXED_TAPS") != MainloopSwitch::kNever;
+}
+
 // The half form's launch: blocks of two m-tiles where the plan has them.
 template <class Element>
 void launch_half_columns(const GatherProblem& problem, const PhaseProblem& p,
                          const ShiftedWindowPlan& plan, const at::Tensor& source,
                          const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
                          cudaStream_t stream) {
-  // Three width taps (the k3 layers) unrolled; CT3D_WINDOW_FIXED_TAPS=0: the tap loop.
-  const bool three_taps = p.dim[2].residue[0].taps == 3 &&
-                          mainloop_switch("CT3D_WINDOW_FIXED_TAPS") != MainloopSwitch::kNever;
+  const bool three_taps = three_width_taps(p);
   using Ops = HalfOperands<Element>;
   if (plan.m_tiles == kWindowMaxMTiles && three_taps) {
     launch_columns<Ops, kWindowMaxMTiles, 3>(problem, p, plan, source, packed, bias, output, stream,
@@ -142,6 +146,9 @@ bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Ten
   if (problem.operands_exact_in_tf32) {
     launch_columns<SplitTf32Operands<true>>(problem, p, plan, source, packed, bias, output, stream,
                                             staging_budget_floats);
+  } else if (three_width_taps(p)) {
+    launch_columns<SplitTf32Operands<false>, 1, 3>(problem, p, plan, source, packed, bias, output,
+                                                   stream, staging_budget_floats);
   } else {
     launch_columns<SplitTf32Operands<false>>(problem, p, plan, source, packed, bias, output, stream,
                                              staging_budget_floats);

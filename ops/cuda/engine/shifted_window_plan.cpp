@@ -117,9 +117,13 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands,
 }
 
 bool shifted_window_pays(const PhaseProblem& p, bool input_gradient) {
-  // With 3 width taps a stage's window feeds too few wgmmas (0.85-0.87x on the wide
-  // k3 layers, 1.02x on 61); the stride-1 input gradients measured 0.82-0.94x.
-  return !input_gradient && p.dim[2].residue[0].taps >= 5;
+  // The stride-1 input gradients measured 0.82-0.94x. With 3 width taps (three taps
+  // built in, KERNEL_LOG h8) a stage's window feeds fewer wgmmas: 0.94-0.97x the plain
+  // wgmma mainloop on 128-256 target channels (the wide k3 layers), 1.12x width-tap
+  // reuse on blocks of 48 (61); at 42 or fewer the tap-rows form takes the layer.
+  if (input_gradient) return false;
+  const int taps = p.dim[2].residue[0].taps;
+  return taps >= 5 || (taps == 3 && p.cout_per_group > 42 && p.cout_per_group <= 64);
 }
 
 }  // namespace ct3d::cuda

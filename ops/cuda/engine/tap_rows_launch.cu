@@ -178,9 +178,8 @@ bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source
     launch_configuration<HalfOperands<__half>>(problem, p, plan, source, packed.weights,
                                                packed.bias, output, stream, kUnlimitedStaging);
   } else {
-    launch_configuration<HalfOperands<__nv_bfloat16>>(problem, p, plan, source, packed.weights,
-                                                      packed.bias, output, stream,
-                                                      kUnlimitedStaging);
+    launch_configuration<HalfOperands<__nv_bfloat16>>(
+        problem, p, plan, source, packed.weights, packed.bias, output, stream, kUnlimitedStaging);
   }
   return true;
 }
