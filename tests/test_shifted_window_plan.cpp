@@ -257,7 +257,7 @@ TEST_CASE("the float16 / bfloat16 plans read the float32 plans' windows, in stag
   }
 }
 
-TEST_CASE("the shifted-window GEMM pays with 5 width taps, or 3 and 43 to 64 channels") {
+TEST_CASE("the shifted-window GEMM pays with 5 width taps, or 3 and 41 to 64 channels") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   using ct3d::cuda::shifted_window_pays;
   CHECK(shifted_window_pays(forward_problem({64, {4, 6, 30}, {3, 5, 5}, one, zero, zero, one}),
@@ -266,8 +266,12 @@ TEST_CASE("the shifted-window GEMM pays with 5 width taps, or 3 and 43 to 64 cha
                             false));
   CHECK(shifted_window_pays(forward_problem({64, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
                             false));
-  // 3 taps: 42 or fewer channels go to the tap-rows form, 96 or more to the plain
+  CHECK(shifted_window_pays(forward_problem({41, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
+                            false));
+  // 3 taps: 40 or fewer channels go to the tap-rows form, 96 or more to the plain
   // wgmma mainloop; no input gradient.
+  CHECK_FALSE(shifted_window_pays(
+      forward_problem({40, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
   CHECK_FALSE(shifted_window_pays(
       forward_problem({32, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
   CHECK_FALSE(shifted_window_pays(

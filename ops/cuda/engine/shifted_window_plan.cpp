@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/tap_rows_plan.h"
 #include "ops/cuda/engine/width_tap_reuse.h"
 
 namespace ct3d::cuda {
@@ -120,10 +121,12 @@ bool shifted_window_pays(const PhaseProblem& p, bool input_gradient) {
   // The stride-1 input gradients measured 0.82-0.94x. With 3 width taps (three taps
   // built in, KERNEL_LOG h8) a stage's window feeds fewer wgmmas: 0.94-0.97x the plain
   // wgmma mainloop on 128-256 target channels (the wide k3 layers), 1.12x width-tap
-  // reuse on blocks of 48 (61); at 42 or fewer the tap-rows form takes the layer.
+  // reuse on blocks of 48 (61); at 40 or fewer the tap-rows form takes the layer (its 3
+  // x channels rounded to 8 fit 128 rows).
   if (input_gradient) return false;
   const int taps = p.dim[2].residue[0].taps;
-  return taps >= 5 || (taps == 3 && p.cout_per_group > 42 && p.cout_per_group <= 64);
+  const int tap_rows_channels = 128 / 3 / kTapRowsChannelStep * kTapRowsChannelStep;
+  return taps >= 5 || (taps == 3 && p.cout_per_group > tap_rows_channels && p.cout_per_group <= 64);
 }
 
 }  // namespace ct3d::cuda

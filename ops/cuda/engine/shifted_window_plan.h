@@ -89,7 +89,7 @@ bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan);
 
 // Where the shifted-window GEMM measured faster than the other wgmma mainloops
 // (docs/KERNEL_LOG.md, s1, h8): the forward with at least 5 width taps, or with 3
-// and 43 to 64 target channels per group.
+// and 41 to 64 target channels per group (fewer: the tap-rows form's).
 bool shifted_window_pays(const PhaseProblem& p, bool input_gradient);
 
 }  // namespace ct3d::cuda
