@@ -177,6 +177,48 @@ TEST_CASE("the tap-rows plan applies to stride 1 with at most 128 (width tap, ch
   CHECK(plan({16, {4, 6, 30}, {3, 3, 3}, two, one, zero, one}).window.columns == 0);
 }
 
+TEST_CASE("the tap-columns plan applies to 48, 72, 80, 96 or 144 rows, with the tap-rows windows") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const auto plan = [](const Shape& s) {
+    return ct3d::cuda::plan_tap_rows(forward_problem(s), false, true);
+  };
+  const ct3d::cuda::TapRowsPlan l1_70 = plan({24, {6, 7, 96}, {3, 3, 3}, one, zero, zero, one});
+  REQUIRE(l1_70.window.columns > 0);
+  CHECK(l1_70.positions_on_m);
+  CHECK(l1_70.halves == 1);
+  CHECK(l1_70.rows_used == 72);
+  CHECK(l1_70.window.window_rows == 256);
+  CHECK(l1_70.window.column_step == 254);
+  CHECK(l1_70.epilogue_pitch % 32 == 4);
+  CHECK(l1_70.window.slots >= 3);
+  CHECK(l1_70.shared_bytes <= 224 * 1024);
+  CHECK(int64_t{l1_70.window.column_blocks} * l1_70.window.column_step >=
+        l1_70.window.plane_columns);
+  // 21 channels pad to 24 rows per tap; 3 x 16, 5 x 16, 3 x 32 and 3 x 48 rows apply
+  // too (144: one m-tile per warpgroup, a block of 128 positions); 3 x 8 and 5 x 24 do not.
+  CHECK(plan({21, {6, 7, 40}, {3, 3, 3}, one, zero, zero, one}).window.columns > 0);
+  CHECK(plan({16, {6, 7, 40}, {3, 3, 3}, one, zero, zero, one}).rows_used == 48);
+  CHECK(plan({16, {6, 7, 40}, {3, 3, 5}, one, zero, zero, one}).rows_used == 80);
+  CHECK(plan({32, {6, 7, 40}, {3, 3, 3}, one, zero, zero, one}).window.columns > 0);
+  CHECK(plan({8, {6, 7, 40}, {3, 3, 3}, one, zero, zero, one}).window.columns == 0);
+  const ct3d::cuda::TapRowsPlan l1_61 = plan({48, {6, 7, 64}, {3, 3, 3}, one, zero, zero, one});
+  REQUIRE(l1_61.window.columns > 0);
+  CHECK(l1_61.rows_used == 144);
+  CHECK(l1_61.window.window_rows == 128);
+  CHECK(l1_61.window.slots >= 3);
+  CHECK(l1_61.shared_bytes <= 224 * 1024);
+  CHECK(plan({24, {6, 7, 40}, {3, 3, 5}, one, zero, zero, one}).window.columns == 0);
+  CHECK(ct3d::cuda::tap_columns_pays(72, false));
+  CHECK(ct3d::cuda::tap_columns_pays(80, false));
+  CHECK(ct3d::cuda::tap_columns_pays(144, false));
+  CHECK_FALSE(ct3d::cuda::tap_columns_pays(48, false));
+  CHECK_FALSE(ct3d::cuda::tap_columns_pays(96, false));
+  CHECK_FALSE(ct3d::cuda::tap_columns_pays(72, true));
+  CHECK(ct3d::cuda::plan_tap_rows(
+            forward_problem({24, {6, 7, 40}, {3, 3, 3}, one, zero, zero, one}), true, true)
+            .window.columns == 0);
+}
+
 TEST_CASE("every tap-rows block's windows stay inside the planes and cover the plane") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   const Shape shapes[] = {
@@ -257,19 +299,21 @@ TEST_CASE("the float16 / bfloat16 plans read the float32 plans' windows, in stag
   }
 }
 
-TEST_CASE("the shifted-window GEMM pays with 5 width taps, or 3 and 41 to 64 channels") {
+TEST_CASE("the shifted-window GEMM pays with 5 width taps, or 3 and 49 to 64 channels") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   using ct3d::cuda::shifted_window_pays;
   CHECK(shifted_window_pays(forward_problem({64, {4, 6, 30}, {3, 5, 5}, one, zero, zero, one}),
                             false));
-  CHECK(shifted_window_pays(forward_problem({48, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
+  CHECK(shifted_window_pays(forward_problem({49, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
                             false));
   CHECK(shifted_window_pays(forward_problem({64, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
                             false));
-  CHECK(shifted_window_pays(forward_problem({41, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
-                            false));
-  // 3 taps: 40 or fewer channels go to the tap-rows form, 96 or more to the plain
-  // wgmma mainloop; no input gradient.
+  // 3 taps: 40 or fewer channels go to the tap-rows form, 41-48 to its tap-columns form
+  // (144 rows), 96 or more to the plain wgmma mainloop; no input gradient.
+  CHECK_FALSE(shifted_window_pays(
+      forward_problem({48, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
+  CHECK_FALSE(shifted_window_pays(
+      forward_problem({41, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
   CHECK_FALSE(shifted_window_pays(
       forward_problem({40, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
   CHECK_FALSE(shifted_window_pays(

@@ -22,7 +22,7 @@ namespace {
 struct TapRowsPacking {
   WeightLayout layout;
   int cin_per_group, cout_per_group, chunks, kernel_h, kernel_w;
-  int rows;           // 64 x halves: the M rows of a stage
+  int rows;           // a stage's rows: 64 x halves (on N in the tap-columns form: rows_used)
   int channel_pitch;  // rows per width tap
   ResidueParams rd, rh, rw;
 };
@@ -78,7 +78,7 @@ at::Tensor pack_tap_row_weights(const GatherProblem& problem, const PhaseProblem
   s.chunks = p.cin_padded / 16;
   s.kernel_h = p.kernel_h;
   s.kernel_w = p.kernel_w;
-  s.rows = 64 * plan.halves;
+  s.rows = plan.positions_on_m ? plan.rows_used : 64 * plan.halves;
   s.channel_pitch = plan.channel_pitch;
   s.rd = p.dim[0].residue[0];
   s.rh = p.dim[1].residue[0];
@@ -131,6 +131,23 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
                                     staging_budget_floats);
   };
   const bool wide = plan.window.columns == 160;
+  if constexpr (!Ops::kHalf) {
+    if (plan.positions_on_m) {
+      static_assert(kTapColumnsRowChoices[0] == 48 && kTapColumnsRowChoices[4] == 144);
+      switch (plan.rows_used) {
+        case 48:
+          return launch(TapColumnsConfig<48, tap_columns_m_tiles(48), Ops>{});
+        case 72:
+          return launch(TapColumnsConfig<72, tap_columns_m_tiles(72), Ops>{});
+        case 80:
+          return launch(TapColumnsConfig<80, tap_columns_m_tiles(80), Ops>{});
+        case 96:
+          return launch(TapColumnsConfig<96, tap_columns_m_tiles(96), Ops>{});
+        default:
+          return launch(TapColumnsConfig<144, tap_columns_m_tiles(144), Ops>{});
+      }
+    }
+  }
   if (plan.halves == 2) {
     wide ? launch(TapRowsConfig<160, 2, Ops>{}) : launch(TapRowsConfig<128, 2, Ops>{});
   } else {
@@ -146,7 +163,9 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
   const MainloopSwitch choice = mainloop_switch("CT3D_TAP_ROWS");
   if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
-  const TapRowsPlan plan = plan_tap_rows(p);
+  // The tap-columns form where it applies and is chosen, else the tap-rows form.
+  TapRowsPlan plan = plan_tap_columns_if_taken(p, problem.input_gradient);
+  if (plan.window.columns == 0) plan = plan_tap_rows(p);
   if (plan.window.columns == 0 ||
       (choice == MainloopSwitch::kWherePays && !tap_rows_pays(problem.input_gradient))) {
     return false;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 
 #include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/width_tap_reuse.h"
 
 namespace ct3d::cuda {
@@ -25,7 +27,7 @@ constexpr int kBlockOverheadColumns = 32;
 
 }  // namespace
 
-TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands) {
+TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positions_on_m) {
   TapRowsPlan plan;
   ShiftedWindowPlan& window = plan.window;
   if (!plan_compact_grid(p, window)) return plan;
@@ -33,21 +35,33 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands) {
   plan.channel_pitch =
       (p.cout_per_group + kTapRowsChannelStep - 1) / kTapRowsChannelStep * kTapRowsChannelStep;
   plan.rows_used = rw.taps * plan.channel_pitch;
-  if (rw.taps < 2 || plan.rows_used > 128) return plan;
-  plan.halves = plan.rows_used > 64 ? 2 : 1;
+  if (rw.taps < 2 || plan.rows_used > (positions_on_m ? 256 : 128)) return plan;
+  if (positions_on_m &&
+      (half_operands || std::count(std::begin(kTapColumnsRowChoices),
+                                   std::end(kTapColumnsRowChoices), plan.rows_used) == 0)) {
+    return plan;
+  }
+  plan.positions_on_m = positions_on_m;
+  plan.halves = plan.rows_used > 64 && !positions_on_m ? 2 : 1;
   const int span = shift_span(rw.shift_step, rw.taps);
-  const int stage_steps = tap_rows_stage_steps(plan.halves, half_operands);
+  const int m_tiles = tap_columns_m_tiles(plan.rows_used);
+  const int stage_steps =
+      positions_on_m ? 2 / m_tiles : tap_rows_stage_steps(plan.halves, half_operands);
   const int planes_per_step = half_operands ? 2 : 4;
-  const int step_weight_bytes = plan.halves * 64 * kRowBytes * (half_operands ? 1 : 2);
+  const int step_weight_bytes =
+      (positions_on_m ? plan.rows_used : plan.halves * 64) * kRowBytes * (half_operands ? 1 : 2);
   // The fewest columns computed per plane, counting each block's fixed cost, among the
   // choices whose pipeline keeps kMinSlots slots beside the epilogue's partial sums.
   int64_t best_cost = INT64_MAX;
   for (const int columns : kTapRowsColumnChoices) {
-    const int block = 2 * columns / plan.halves;
+    // The tap-columns form has one block shape: 2 warpgroups x m_tiles x 64 positions.
+    if (positions_on_m && columns != kTapRowsColumnChoices[0]) continue;
+    const int block = positions_on_m ? 2 * 64 * m_tiles : 2 * columns / plan.halves;
     const int outputs = block - span;
     // A pitch of 8 mod 32 floats: the accumulators' float2 stores are free of bank
-    // conflicts (each half-warp's 4 rows x 4 column pairs cover the 32 banks).
-    const int epilogue_pitch = block + 8;
+    // conflicts (each half-warp's 4 rows x 4 column pairs cover the 32 banks); the
+    // tap-columns form's scalar stores want 4 mod 32 (write_tap_column_partials).
+    const int epilogue_pitch = block + (positions_on_m ? 4 : 8);
     const int epilogue_bytes = plan.rows_used * epilogue_pitch * 4;
     const int stage_bytes = stage_steps * (planes_per_step * block * 16 + step_weight_bytes);
     const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
@@ -70,6 +84,24 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands) {
   }
   window.flush_stages = half_operands ? kHalfChainStages : std::max(1, kFlushSteps / stage_steps);
   if (window.columns > 0 && !plan_plane_rows(p, window)) window.columns = 0;
+  return plan;
+}
+
+bool tap_columns_pays(int rows, bool input_gradient) {
+  // The forward, in one process (docs/KERNEL_LOG.md, c1): against the tap-rows form, 72
+  // rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80 rows 1.05x, 96 rows equal, 48 rows
+  // 0.91x (n48: each wgmma reads its 64-row A from shared memory for 48 columns of
+  // work); against the shifted-window GEMM, 144 rows 1.10x (L1-61 3.29 -> 2.98 ms).
+  return (rows == 72 || rows == 80 || rows == 144) && !input_gradient;
+}
+
+TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient) {
+  const MainloopSwitch choice = mainloop_switch("CT3D_TAP_COLUMNS");
+  if (choice == MainloopSwitch::kNever) return TapRowsPlan{};
+  TapRowsPlan plan = plan_tap_rows(p, false, true);
+  if (choice == MainloopSwitch::kWherePays && !tap_columns_pays(plan.rows_used, input_gradient)) {
+    return TapRowsPlan{};
+  }
   return plan;
 }
 

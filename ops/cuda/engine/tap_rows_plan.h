@@ -28,6 +28,12 @@ constexpr int tap_rows_stage_steps(int halves, bool half_operands) {
 constexpr int kTapRowsChannelStep = 8;
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
 constexpr int kTapRowsColumnChoices[] = {128, 160};
+// The tap-columns form (float32): its rows on wgmma's N, so every row counts; the N
+// it is built for (3 width taps x 16, 24, 32 or 48 channels, 5 x 16), with two m-tiles
+// of 64 positions per compute warpgroup up to 96 rows, one above (accumulators and
+// totals: 2 x N x m-tiles / 2 registers).
+constexpr int kTapColumnsRowChoices[] = {48, 72, 80, 96, 144};
+constexpr int tap_columns_m_tiles(int rows) { return rows <= 96 ? 2 : 1; }
 
 struct TapRowsPlan {
   // The window, grid and tile fields as the shifted-window GEMM's: block_columns is
@@ -39,6 +45,9 @@ struct TapRowsPlan {
   // M rows in 64-row halves: 1, each compute warpgroup half the block's columns; 2,
   // both the same columns, warpgroup h the rows of half h.
   int halves = 0;
+  // The tap-columns form: the rows on N, tap_columns_m_tiles(rows_used) x 64
+  // positions on M per compute warpgroup; halves is then 1.
+  bool positions_on_m = false;
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
   int shared_bytes = 0;
@@ -46,10 +55,19 @@ struct TapRowsPlan {
 
 // Whether the tap-rows form applies (the shifted-window GEMM's grid checks, 2 to 16
 // width taps, at most 128 rows of (width tap, channel)), and its plan; half_operands:
-// float16 or bfloat16 operands (window_operands.cuh).
-TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false);
+// float16 or bfloat16 operands (window_operands.cuh). positions_on_m (float32 only):
+// the tap-columns form's plan, which applies where the rows are one of
+// kTapColumnsRowChoices.
+TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false,
+                          bool positions_on_m = false);
 
 // Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4): the forward.
 bool tap_rows_pays(bool input_gradient);
+// Where its tap-columns form is (docs/KERNEL_LOG.md, c1), given the plan's rows.
+bool tap_columns_pays(int rows, bool input_gradient);
+// Whether the float32 launch takes the tap-columns form (CT3D_TAP_COLUMNS: never,
+// always, or where it pays), and where its plan applies: its plan, else one with
+// window.columns 0. The shifted-window GEMM leaves it the layers it takes.
+TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient);
 
 }  // namespace ct3d::cuda

@@ -12,6 +12,11 @@
 // compute warpgroups write a tile's partial sums to shared memory and go on; the
 // producer warpgroup's other three warps add each output's width taps from there and
 // store it. Persistent grid, as the shifted-window GEMM's.
+//
+// The tap-columns form (TapColumnsConfig, float32) swaps the operands' roles: the
+// window's positions on M (64 x kMTiles per compute warpgroup, the two warpgroups
+// side by side), the (width tap, channel) rows on N, every row used (70: n72 against
+// 72 of 128 M rows). Same stages, weights, partial sums and epilogue.
 #pragma once
 
 #include "ops/cuda/engine/hopper_ptx.cuh"
@@ -26,12 +31,28 @@ namespace ct3d::cuda {
 
 template <int kColumns, int kHalves, class Operands>
 struct TapRowsConfig : WindowBlockShape<kColumns, Operands> {
+  static constexpr bool kPositionsOnM = false;
+  static constexpr int kMTiles = 1;
   static constexpr int kMHalves = kHalves;
   static constexpr int kStageSteps = tap_rows_stage_steps(kHalves, Operands::kHalf);
   // A k-step's weights: 64 rows per half x 32 bytes of K, for float32 hi then lo.
   static constexpr int kWeightPartBytes = 64 * kHalves * 32;
   static constexpr int kWeightBytes = Operands::kWeightParts * kWeightPartBytes;
   // The producer warpgroup's warps 1-3 run the epilogue's sums and stores.
+  static constexpr int kEpilogueThreads = 96;
+};
+
+// kRows (width tap, channel) rows on N, kMTilesPerWarpgroup x 64 positions on M per
+// compute warpgroup; a stage holds six wgmmas per warpgroup, as the tap-rows form's.
+template <int kRows, int kMTilesPerWarpgroup, class Operands>
+struct TapColumnsConfig : WindowBlockShape<kRows, Operands> {
+  static_assert(!Operands::kHalf, "the tap-columns form is built for float32");
+  static constexpr bool kPositionsOnM = true;
+  static constexpr int kMTiles = kMTilesPerWarpgroup;
+  static constexpr int kMHalves = 1;
+  static constexpr int kStageSteps = 2 / kMTiles;
+  static constexpr int kWeightPartBytes = kRows * 32;
+  static constexpr int kWeightBytes = Operands::kWeightParts * kWeightPartBytes;
   static constexpr int kEpilogueThreads = 96;
 };
 
@@ -57,6 +78,29 @@ __device__ __forceinline__ void write_tap_rows_partials(const TapRowsPlan& plan,
     for (int j = 0; j < Cfg::kN / 8; ++j) {
       *reinterpret_cast<float2*>(partial_row + 8 * j) =
           make_float2(total[4 * j + 2 * r], total[4 * j + 2 * r + 1]);
+    }
+  }
+}
+
+// The tap-columns form's: lane (g, t) of warp w holds rows (positions) 16 w + g (+ 8)
+// of its m-tile at columns ((tw, channel) rows of the partial sums) 8 j + 2 t (+ 1).
+// The pitch is 4 mod 32 floats: a store's 8 positions x 4 row pairs hit 32 banks.
+template <class Cfg, int kAccumulators>
+__device__ __forceinline__ void write_tap_column_partials(const TapRowsPlan& plan,
+                                                          const float (&total)[kAccumulators],
+                                                          float* partials, int column_offset) {
+  const int ctid = threadIdx.x - 128;
+  const int lane = ctid & 31, warp = (ctid >> 5) & 3;
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float* partial_column = partials + column_offset + 16 * warp + g + 8 * r;
+#pragma unroll
+    for (int j = 0; j < Cfg::kN / 8; ++j) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        partial_column[(8 * j + 2 * t + c) * plan.epilogue_pitch] = total[4 * j + 2 * r + c];
+      }
     }
   }
 }
@@ -179,17 +223,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   claim_registers<Cfg::kComputeRegisters>();
+  constexpr int kMTiles = Cfg::kMTiles;
   const int warpgroup = (tid - 128) >> 7;
   const int half = Cfg::kMHalves == 2 ? warpgroup : 0;
-  const int column_offset = Cfg::kMHalves == 2 ? 0 : warpgroup * kN;
+  const int column_offset = Cfg::kPositionsOnM  ? warpgroup * 64 * kMTiles
+                            : Cfg::kMHalves == 2 ? 0
+                                                 : warpgroup * kN;
   int partials_parity = 0;
   // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
-  float acc[1][Mma::kAccumulators], total[1][Mma::kAccumulators];
+  float acc[kMTiles][Mma::kAccumulators], total[kMTiles][Mma::kAccumulators];
   RingPosition ring;  // over all the block's tiles
   // The tiles' order is the producer's; the consumers need none of a tile's coordinates.
   for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
 #pragma unroll
-    for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] = 0.f;
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
     // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
     // (older, newer) until the wgmmas that read them are done.
     int older_slot = -1, newer_slot = -1, chain_stages = 0;
@@ -203,8 +252,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
         const uint32_t columns =
             stage + step * Ops::kPlanesPerStep * plane_window_bytes + 16 * column_offset;
-        Ops::template products<Mma>(acc[0], weights, Cfg::kWeightPartBytes, columns,
-                                    plane_window_bytes, accumulate);
+        if constexpr (Cfg::kPositionsOnM) {
+#pragma unroll
+          for (int mt = 0; mt < kMTiles; ++mt) {
+            Ops::template window_a_products<Mma>(acc[mt], weights, Cfg::kWeightPartBytes,
+                                                 columns + 16 * 64 * mt, plane_window_bytes,
+                                                 accumulate);
+          }
+        } else {
+          Ops::template products<Mma>(acc[0], weights, Cfg::kWeightPartBytes, columns,
+                                      plane_window_bytes, accumulate);
+        }
         accumulate = 1;
       }
       wgmma_commit();
@@ -217,7 +275,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         older_slot = newer_slot = -1;
         chain_stages = 0;
 #pragma unroll
-        for (int i = 0; i < Mma::kAccumulators; ++i) total[0][i] += acc[0][i];
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+          for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] += acc[mt][i];
       } else {
         // The stage two back is done: its slot can be refilled.
         wgmma_wait<2>();
@@ -229,7 +289,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_wait<0>();
     // The epilogue threads are done with the last tile's partials.
     mbarrier_wait(partials_read, partials_parity ^ 1);
-    write_tap_rows_partials<Cfg>(plan, total[0], partials, half, column_offset);
+    if constexpr (Cfg::kPositionsOnM) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        write_tap_column_partials<Cfg>(plan, total[mt], partials, column_offset + 64 * mt);
+      }
+    } else {
+      write_tap_rows_partials<Cfg>(plan, total[0], partials, half, column_offset);
+    }
     mbarrier_arrive(partials_written);
     partials_parity ^= 1;
   }

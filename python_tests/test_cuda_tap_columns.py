@@ -1,0 +1,63 @@
+"""The tap-columns form of the tap-rows kernel (float32, sm_90a: the window's positions
+on wgmma's M, 48, 72, 80, 96 or 144 (width tap, target channel) rows on N; elsewhere these
+cases run on the other mainloops) against float64, with CT3D_TAP_COLUMNS=1: each row
+count, channels that leave padding rows, groups, dilation and output padding, long
+lines and tiny planes, many tiles per block, the input gradient, exact operands
+(float16 widened) and the input's scale. Skipped without CUDA."""
+
+import pytest
+import torch
+
+from cases import edge_case
+from conftest import requires_cuda
+from window_checks import (check_forward, check_half_forward, check_input_gradient,
+                           check_input_scales)
+
+pytestmark = requires_cuda
+
+# (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
+ONE = (1, 1, 1)
+ZERO = (0, 0, 0)
+CASES = [
+    (1, 48, 24, (4, 7, 33), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),          # as L1-70
+    (2, 20, 21, (3, 5, 30), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # 3 padding rows per tap
+    (2, 40, 48, (3, 4, 18), (2, 3, 3), ONE, (1, 0, 2), ZERO, 2, ONE),    # 24 per group
+    (2, 16, 24, (3, 5, 20), (3, 3, 3), ONE, (2, 1, 3), (1, 0, 1), 1, (2, 1, 2)),
+    (1, 8, 24, (2, 3, 700), (1, 2, 3), ONE, ZERO, ZERO, 1, ONE),        # lines past a block
+    (3, 24, 17, ONE, (2, 2, 3), ONE, ZERO, ZERO, 1, ONE),               # tiny planes
+    (2, 32, 24, (8, 40, 90), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),        # many tiles per block
+    (2, 32, 16, (3, 6, 48), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),         # 48 rows
+    (2, 24, 13, (3, 5, 31), (2, 3, 3), ONE, (1, 1, 0), ZERO, 1, ONE),  # 48 rows, 3 padding
+    (2, 32, 16, (3, 6, 40), (3, 5, 5), ONE, (1, 2, 2), ZERO, 1, ONE),  # 80 rows
+    (2, 64, 32, (3, 5, 36), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),         # 96 rows
+    (2, 32, 64, (2, 5, 21), (3, 3, 3), ONE, ZERO, (0, 0, 0), 2, (1, 1, 2)),  # 96, groups
+    (2, 48, 48, (4, 6, 40), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # 144 rows, as L1-61
+    (2, 20, 45, (3, 5, 150), (2, 3, 3), ONE, (1, 1, 1), (0, 0, 0), 1, ONE),  # 144, 3 padding
+]
+SWITCHES = {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0"}
+
+
+@pytest.mark.parametrize("params", CASES)
+def test_forward_cases(params, monkeypatch):
+    check_forward(edge_case(params, bias=True), monkeypatch, SWITCHES)
+
+
+def test_forward_channels_last(monkeypatch):
+    check_forward(edge_case(CASES[0], bias=True), monkeypatch, SWITCHES, torch.channels_last_3d)
+
+
+@pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[10], CASES[12]])
+def test_input_gradient_cases(params, monkeypatch):
+    """cin and cout swapped, so that the input gradient's targets are the narrow side."""
+    check_input_gradient(params, monkeypatch, SWITCHES)
+
+
+def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
+    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, SWITCHES)
+
+
+@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[9], CASES[12]])
+def test_forward_exact_operands(params, monkeypatch):
+    """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32, one product each."""
+    check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
+                       dict(SWITCHES, CT3D_HALF_WINDOW="0"))
