@@ -88,7 +88,7 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
 }
 
 bool tap_columns_pays(int rows, bool input_gradient) {
-  // The forward, in one process (docs/KERNEL_LOG.md, c1): against the tap-rows form, 72
+  // The forward, in one process (docs/KERNEL_LOG.md, tc1): against the tap-rows form, 72
   // rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80 rows 1.05x, 96 rows equal, 48 rows
   // 0.91x (n48: each wgmma reads its 64-row A from shared memory for 48 columns of
   // work); against the shifted-window GEMM, 144 rows 1.10x (L1-61 3.29 -> 2.98 ms).

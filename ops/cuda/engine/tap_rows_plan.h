@@ -63,7 +63,7 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false,
 
 // Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4): the forward.
 bool tap_rows_pays(bool input_gradient);
-// Where its tap-columns form is (docs/KERNEL_LOG.md, c1), given the plan's rows.
+// Where its tap-columns form is (docs/KERNEL_LOG.md, tc1), given the plan's rows.
 bool tap_columns_pays(int rows, bool input_gradient);
 // Whether the float32 launch takes the tap-columns form (CT3D_TAP_COLUMNS: never,
 // always, or where it pays), and where its plan applies: its plan, else one with
