@@ -301,25 +301,20 @@ TEST_CASE("the float16 / bfloat16 plans read the float32 plans' windows, in stag
 
 TEST_CASE("the shifted-window GEMM pays with 5 width taps, or 3 and 49 to 64 channels") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
-  using ct3d::cuda::shifted_window_pays;
-  CHECK(shifted_window_pays(forward_problem({64, {4, 6, 30}, {3, 5, 5}, one, zero, zero, one}),
-                            false));
-  CHECK(shifted_window_pays(forward_problem({49, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
-                            false));
-  CHECK(shifted_window_pays(forward_problem({64, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}),
-                            false));
+  const auto pays = [&](int64_t cout, int64_t kernel_w, bool input_gradient) {
+    return ct3d::cuda::shifted_window_pays(
+        forward_problem({cout, {4, 6, 30}, {3, kernel_w, kernel_w}, one, zero, zero, one}),
+        input_gradient);
+  };
+  CHECK(pays(64, 5, false));
+  CHECK(pays(49, 3, false));
+  CHECK(pays(64, 3, false));
   // 3 taps: 40 or fewer channels go to the tap-rows form, 41-48 to its tap-columns form
   // (144 rows), 96 or more to the plain wgmma mainloop; no input gradient.
-  CHECK_FALSE(shifted_window_pays(
-      forward_problem({48, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
-  CHECK_FALSE(shifted_window_pays(
-      forward_problem({41, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
-  CHECK_FALSE(shifted_window_pays(
-      forward_problem({40, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
-  CHECK_FALSE(shifted_window_pays(
-      forward_problem({32, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
-  CHECK_FALSE(shifted_window_pays(
-      forward_problem({128, {4, 6, 30}, {3, 3, 3}, one, zero, zero, one}), false));
-  CHECK_FALSE(shifted_window_pays(
-      forward_problem({64, {4, 6, 30}, {3, 5, 5}, one, zero, zero, one}), true));
+  CHECK_FALSE(pays(48, 3, false));
+  CHECK_FALSE(pays(41, 3, false));
+  CHECK_FALSE(pays(40, 3, false));
+  CHECK_FALSE(pays(32, 3, false));
+  CHECK_FALSE(pays(128, 3, false));
+  CHECK_FALSE(pays(64, 5, true));
 }

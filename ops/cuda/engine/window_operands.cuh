@@ -42,16 +42,10 @@ struct SplitTf32Operands {
   static __device__ __forceinline__ void products(float (&acc)[kAccumulators], uint32_t weights,
                                                   uint32_t weight_part_bytes, uint32_t columns,
                                                   uint32_t plane_bytes, int accumulate) {
-    const uint64_t a_hi = matrix_descriptor(weights, 128, 256);
-    const uint64_t b_hi = matrix_descriptor(columns, 2 * plane_bytes, 128);
-    const uint64_t a_lo = matrix_descriptor(weights + weight_part_bytes, 128, 256);
-    const uint64_t b_lo = matrix_descriptor(columns + plane_bytes, 2 * plane_bytes, 128);
-    if constexpr (!kExact) {
-      Mma::run(acc, a_lo, b_hi, accumulate);
-      Mma::run(acc, a_hi, b_lo, 1);
-      accumulate = 1;
-    }
-    Mma::run(acc, a_hi, b_hi, accumulate);
+    split_products<Mma>(acc, matrix_descriptor(weights, 128, 256),
+                        matrix_descriptor(weights + weight_part_bytes, 128, 256),
+                        matrix_descriptor(columns, 2 * plane_bytes, 128),
+                        matrix_descriptor(columns + plane_bytes, 2 * plane_bytes, 128), accumulate);
   }
 
   // The same products with the roles swapped (the tap-columns form): A the window's
@@ -62,10 +56,20 @@ struct SplitTf32Operands {
                                                            uint32_t weight_part_bytes,
                                                            uint32_t columns, uint32_t plane_bytes,
                                                            int accumulate) {
-    const uint64_t a_hi = matrix_descriptor(columns, 2 * plane_bytes, 128);
-    const uint64_t b_hi = matrix_descriptor(weights, 128, 256);
-    const uint64_t a_lo = matrix_descriptor(columns + plane_bytes, 2 * plane_bytes, 128);
-    const uint64_t b_lo = matrix_descriptor(weights + weight_part_bytes, 128, 256);
+    split_products<Mma>(acc, matrix_descriptor(columns, 2 * plane_bytes, 128),
+                        matrix_descriptor(columns + plane_bytes, 2 * plane_bytes, 128),
+                        matrix_descriptor(weights, 128, 256),
+                        matrix_descriptor(weights + weight_part_bytes, 128, 256), accumulate);
+  }
+
+ private:
+  // lo*hi, hi*lo, hi*hi of A = a_hi + a_lo and B = b_hi + b_lo (hi*hi alone where the
+  // operands are exact).
+  template <class Mma, int kAccumulators>
+  static __device__ __forceinline__ void split_products(float (&acc)[kAccumulators],
+                                                        uint64_t a_hi, uint64_t a_lo,
+                                                        uint64_t b_hi, uint64_t b_lo,
+                                                        int accumulate) {
     if constexpr (!kExact) {
       Mma::run(acc, a_lo, b_hi, accumulate);
       Mma::run(acc, a_hi, b_lo, 1);
