@@ -3,7 +3,8 @@ on wgmma's M, 48, 72, 80, 96 or 144 (width tap, target channel) rows on N; elsew
 cases run on the other mainloops) against float64, with CT3D_TAP_COLUMNS=1: each row
 count, channels that leave padding rows, groups, dilation and output padding, long
 lines and tiny planes, many tiles per block, the input gradient, exact operands
-(float16 widened) and the input's scale. Skipped without CUDA."""
+(float16 widened) and the input's scale; each with A from shared memory and, for 72,
+80 and 144 rows, from registers (CT3D_TAP_COLUMNS_RS=1). Skipped without CUDA."""
 
 import pytest
 import torch
@@ -34,30 +35,41 @@ CASES = [
     (2, 48, 48, (4, 6, 40), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # 144 rows, as L1-61
     (2, 20, 45, (3, 5, 150), (2, 3, 3), ONE, (1, 1, 1), (0, 0, 0), 1, ONE),  # 144, 3 padding
 ]
-SWITCHES = {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0"}
+REGISTER_A = ["0", "1"]
 
 
+def switches(register_a):
+    return {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0",
+            "CT3D_TAP_COLUMNS_RS": register_a}
+
+
+@pytest.mark.parametrize("register_a", REGISTER_A)
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch, SWITCHES)
+def test_forward_cases(params, register_a, monkeypatch):
+    check_forward(edge_case(params, bias=True), monkeypatch, switches(register_a))
 
 
-def test_forward_channels_last(monkeypatch):
-    check_forward(edge_case(CASES[0], bias=True), monkeypatch, SWITCHES, torch.channels_last_3d)
+@pytest.mark.parametrize("register_a", REGISTER_A)
+def test_forward_channels_last(register_a, monkeypatch):
+    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches(register_a),
+                  torch.channels_last_3d)
 
 
+@pytest.mark.parametrize("register_a", REGISTER_A)
 @pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[10], CASES[12]])
-def test_input_gradient_cases(params, monkeypatch):
+def test_input_gradient_cases(params, register_a, monkeypatch):
     """cin and cout swapped, so that the input gradient's targets are the narrow side."""
-    check_input_gradient(params, monkeypatch, SWITCHES)
+    check_input_gradient(params, monkeypatch, switches(register_a))
 
 
-def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
-    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, SWITCHES)
+@pytest.mark.parametrize("register_a", REGISTER_A)
+def test_forward_keeps_the_scale_of_its_inputs(register_a, monkeypatch):
+    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, switches(register_a))
 
 
+@pytest.mark.parametrize("register_a", REGISTER_A)
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[9], CASES[12]])
-def test_forward_exact_operands(params, monkeypatch):
+def test_forward_exact_operands(params, register_a, monkeypatch):
     """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32, one product each."""
     check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
-                       dict(SWITCHES, CT3D_HALF_WINDOW="0"))
+                       dict(switches(register_a), CT3D_HALF_WINDOW="0"))

@@ -134,6 +134,17 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
   if constexpr (!Ops::kHalf) {
     if (plan.positions_on_m) {
       static_assert(kTapColumnsRowChoices[0] == 48 && kTapColumnsRowChoices[4] == 144);
+      // A from registers (KERNEL_LOG tc2) for the rows it is built for.
+      if (plan.register_a) {
+        switch (plan.rows_used) {
+          case 72:
+            return launch(TapColumnsConfig<72, tap_columns_m_tiles(72), Ops, true>{});
+          case 80:
+            return launch(TapColumnsConfig<80, tap_columns_m_tiles(80), Ops, true>{});
+          case 144:
+            return launch(TapColumnsConfig<144, tap_columns_m_tiles(144), Ops, true>{});
+        }
+      }
       switch (plan.rows_used) {
         case 48:
           return launch(TapColumnsConfig<48, tap_columns_m_tiles(48), Ops>{});

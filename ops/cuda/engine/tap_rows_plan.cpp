@@ -102,6 +102,8 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
   if (choice == MainloopSwitch::kWherePays && !tap_columns_pays(plan.rows_used, input_gradient)) {
     return TapRowsPlan{};
   }
+  plan.register_a = mainloop_switch("CT3D_TAP_COLUMNS_RS") == MainloopSwitch::kAlways &&
+                    (plan.rows_used == 72 || plan.rows_used == 80 || plan.rows_used == 144);
   return plan;
 }
 

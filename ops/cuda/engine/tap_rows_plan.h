@@ -48,6 +48,9 @@ struct TapRowsPlan {
   // The tap-columns form: the rows on N, tap_columns_m_tiles(rows_used) x 64
   // positions on M per compute warpgroup; halves is then 1.
   bool positions_on_m = false;
+  // The tap-columns form with A from registers (CT3D_TAP_COLUMNS_RS=1; 72, 80 and 144
+  // rows; KERNEL_LOG tc2, not yet measured).
+  bool register_a = false;
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
   int shared_bytes = 0;

@@ -23,6 +23,7 @@
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/ptx_helpers.cuh"
 #include "ops/cuda/engine/shifted_window_stage.cuh"
+#include "ops/cuda/engine/tap_columns_register_a.cuh"
 #include "ops/cuda/engine/tap_rows_plan.h"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
 #include "ops/cuda/engine/wgmma_split_products.cuh"
@@ -32,6 +33,7 @@ namespace ct3d::cuda {
 template <int kColumns, int kHalves, class Operands>
 struct TapRowsConfig : WindowBlockShape<kColumns, Operands> {
   static constexpr bool kPositionsOnM = false;
+  static constexpr bool kRegisterA = false;
   static constexpr int kMTiles = 1;
   static constexpr int kMHalves = kHalves;
   static constexpr int kStageSteps = tap_rows_stage_steps(kHalves, Operands::kHalf);
@@ -44,10 +46,12 @@ struct TapRowsConfig : WindowBlockShape<kColumns, Operands> {
 
 // kRows (width tap, channel) rows on N, kMTilesPerWarpgroup x 64 positions on M per
 // compute warpgroup; a stage holds six wgmmas per warpgroup, as the tap-rows form's.
-template <int kRows, int kMTilesPerWarpgroup, class Operands>
+// kRegisterAOperand: A (the window) from registers (tap_columns_register_a.cuh).
+template <int kRows, int kMTilesPerWarpgroup, class Operands, bool kRegisterAOperand = false>
 struct TapColumnsConfig : WindowBlockShape<kRows, Operands> {
   static_assert(!Operands::kHalf, "the tap-columns form is built for float32");
   static constexpr bool kPositionsOnM = true;
+  static constexpr bool kRegisterA = kRegisterAOperand;
   static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kMHalves = 1;
   static constexpr int kStageSteps = 2 / kMTiles;
@@ -232,6 +236,70 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   int partials_parity = 0;
   // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
   float acc[kMTiles][Mma::kAccumulators], total[kMTiles][Mma::kAccumulators];
+  if constexpr (Cfg::kRegisterA) {
+    constexpr bool kExact = Ops::kExactOperands;
+    using Fragments = WindowFragments<Cfg::kStageSteps, kMTiles>;
+    const int lane = (tid - 128) & 31;
+    const int row0 = column_offset + 16 * (((tid - 128) >> 5) & 3) + (lane >> 2);
+    const int t = lane & 3;
+    Fragments sets[2];
+    RingPosition ring;  // over all the block's tiles
+    for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
+      // The slot of the stage still in flight (released once its wgmmas are done).
+      int chain_stages = 0, pending_slot = -1;
+      const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
+        mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
+        const int slot = ring.slot;
+        load_window_fragments<Cfg::kStageSteps, kMTiles, kExact>(
+            shared + slot * (window.stage_bytes / 4), window.window_pitch, row0, t, mine);
+        fence_accumulators(acc);
+        wgmma_fence();
+        register_a_products<kN, Cfg::kStageSteps, kMTiles, kExact>(
+            acc, mine, shared_base + slot * window.stage_bytes + window_bytes,
+            Cfg::kWeightPartBytes, Cfg::kWeightBytes, chain_stages == 0 ? 0 : 1);
+        wgmma_commit();
+        ring.advance(slots);
+        if (++chain_stages == window.flush_stages || stage_index + 1 == steps.stages) {
+          wgmma_wait<0>();
+          fence_accumulators(acc);
+          mine.hold(kExact);
+          other.hold(kExact);
+          if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
+          mbarrier_arrive(empty0 + 8 * slot);
+          pending_slot = -1;
+          chain_stages = 0;
+#pragma unroll
+          for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] += acc[mt][i];
+        } else {
+          // The stage before is done: its fragments and its slot are free.
+          wgmma_wait<1>();
+          other.hold(kExact);
+          if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
+          pending_slot = slot;
+        }
+      };
+      int stage_index = 0;
+      for (; stage_index + 1 < steps.stages; stage_index += 2) {
+        stage(stage_index, sets[0], sets[1]);
+        stage(stage_index + 1, sets[1], sets[0]);
+      }
+      if (stage_index < steps.stages) stage(stage_index, sets[0], sets[1]);
+      mbarrier_wait(partials_read, partials_parity ^ 1);
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        write_tap_column_partials<Cfg>(plan, total[mt], partials, column_offset + 64 * mt);
+      }
+      mbarrier_arrive(partials_written);
+      partials_parity ^= 1;
+    }
+    return;
+  }
   RingPosition ring;  // over all the block's tiles
   // The tiles' order is the producer's; the consumers need none of a tile's coordinates.
   for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {

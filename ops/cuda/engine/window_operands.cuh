@@ -24,6 +24,7 @@ namespace ct3d::cuda {
 template <bool kExact>
 struct SplitTf32Operands {
   using Output = float;
+  static constexpr bool kExactOperands = kExact;
   static constexpr bool kHalf = false;
   static constexpr int kStepChannels = 8;
   static constexpr int kPlanesPerStep = 4;
