@@ -4,7 +4,8 @@ cases run on the other mainloops) against float64, with CT3D_TAP_COLUMNS=1: each
 count, channels that leave padding rows, groups, dilation and output padding, long
 lines and tiny planes, many tiles per block, the input gradient, exact operands
 (float16 widened) and the input's scale; each with A from shared memory and, for 72,
-80 and 144 rows, from registers (CT3D_TAP_COLUMNS_RS=1). Skipped without CUDA."""
+80 and 144 rows, from registers (CT3D_TAP_COLUMNS_RS=1) and from unsplit quad planes
+split in registers (CT3D_TAP_COLUMNS_RAW=1). Skipped without CUDA."""
 
 import pytest
 import torch
@@ -35,12 +36,13 @@ CASES = [
     (2, 48, 48, (4, 6, 40), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # 144 rows, as L1-61
     (2, 20, 45, (3, 5, 150), (2, 3, 3), ONE, (1, 1, 1), (0, 0, 0), 1, ONE),  # 144, 3 padding
 ]
-REGISTER_A = ["0", "1"]
+REGISTER_A = ["0", "1", "raw"]
 
 
 def switches(register_a):
     return {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0",
-            "CT3D_TAP_COLUMNS_RS": register_a}
+            "CT3D_TAP_COLUMNS_RS": "1" if register_a == "1" else "0",
+            "CT3D_TAP_COLUMNS_RAW": "1" if register_a == "raw" else "0"}
 
 
 @pytest.mark.parametrize("register_a", REGISTER_A)

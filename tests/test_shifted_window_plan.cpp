@@ -219,6 +219,24 @@ TEST_CASE("the tap-columns plan applies to 48, 72, 80, 96 or 144 rows, with the 
             .window.columns == 0);
 }
 
+TEST_CASE("the tap-columns plan on unsplit quad planes lands half the window bytes") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const ct3d::cuda::PhaseProblem p =
+      forward_problem({24, {6, 7, 96}, {3, 3, 3}, one, zero, zero, one});
+  const ct3d::cuda::TapRowsPlan split = ct3d::cuda::plan_tap_rows(p, false, true);
+  const ct3d::cuda::TapRowsPlan raw = ct3d::cuda::plan_tap_rows(p, false, true, true);
+  REQUIRE(raw.window.columns > 0);
+  CHECK(raw.raw_quads);
+  CHECK(raw.register_a);
+  CHECK_FALSE(split.raw_quads);
+  // A k-step: 2 planes of 256 positions x 16 bytes and 72 rows of weights, hi and lo.
+  CHECK(raw.window.stage_bytes == 2 * 256 * 16 + 2 * 72 * 32);
+  CHECK(split.window.stage_bytes == 4 * 256 * 16 + 2 * 72 * 32);
+  CHECK(raw.window.slots >= split.window.slots);
+  CHECK(raw.window.column_step == split.window.column_step);
+  CHECK(raw.window.plane_rows == split.window.plane_rows);
+}
+
 TEST_CASE("every tap-rows block's windows stay inside the planes and cover the plane") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   const Shape shapes[] = {

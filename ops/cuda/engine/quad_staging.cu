@@ -20,12 +20,14 @@ struct QuadStagingShape {
   int quads_per_group;  // padded channels per group / 4
 };
 
-// Thread: one staged position of one quad plane pair. Reads its 4 channels (each
-// coalesced along W across the warp), writes 16 bytes of hi and 16 of lo. Grid:
-// (plane_rows / 256, groups x quads per group, samples).
+// Thread: one staged position of one quad plane pair (kSplit) or quad plane. Reads its
+// 4 channels (each coalesced along W across the warp), writes 16 bytes of hi and 16 of
+// lo, or the 16 bytes as they are. Grid: (plane_rows / 256, groups x quads per group,
+// samples).
+template <bool kSplit>
 __global__ void __launch_bounds__(kThreads)
-    stage_split_quads_kernel(const float* __restrict__ input, float4* __restrict__ planes,
-                             const QuadStagingShape s) {
+    stage_quads_kernel(const float* __restrict__ input, float4* __restrict__ planes,
+                       const QuadStagingShape s) {
   const int position = blockIdx.x * kThreads + threadIdx.x;
   if (position >= s.plane_rows) return;
   const int group = blockIdx.y / s.quads_per_group;
@@ -45,10 +47,14 @@ __global__ void __launch_bounds__(kThreads)
                ? sample[channel * s.grid.input_positions + offset]
                : 0.f;
   }
+  const int64_t plane_index = static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y;
+  if constexpr (!kSplit) {
+    planes[plane_index * s.plane_rows + position] = make_float4(v[0], v[1], v[2], v[3]);
+    return;
+  }
   uint32_t hi[4], lo[4];
   split_tf32(make_float4(v[0], v[1], v[2], v[3]), hi, lo);
-  float4* pair =
-      planes + ((static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * 2) * s.plane_rows;
+  float4* pair = planes + plane_index * 2 * s.plane_rows;
   pair[position] = make_float4(__uint_as_float(hi[0]), __uint_as_float(hi[1]),
                                __uint_as_float(hi[2]), __uint_as_float(hi[3]));
   pair[s.plane_rows + position] = make_float4(__uint_as_float(lo[0]), __uint_as_float(lo[1]),
@@ -123,22 +129,32 @@ int64_t quad_planes_floats(const StagedLayout& layout, int64_t plane_rows) {
   return layout.padded_channels() * 2 * plane_rows;
 }
 
-at::Tensor stage_split_quads(const StagedLayout& layout, int64_t plane_rows,
-                             const at::Tensor& source, cudaStream_t stream) {
+int64_t raw_quad_planes_floats(const StagedLayout& layout, int64_t plane_rows) {
+  return layout.padded_channels() * plane_rows;
+}
+
+at::Tensor stage_quads(const StagedLayout& layout, int64_t plane_rows, const at::Tensor& source,
+                       cudaStream_t stream, bool split) {
   const QuadStagingShape shape = quad_staging_shape(layout, plane_rows);
-  const int64_t sample_floats = quad_planes_floats(layout, plane_rows);
+  const int64_t sample_floats =
+      split ? quad_planes_floats(layout, plane_rows) : raw_quad_planes_floats(layout, plane_rows);
   at::Tensor planes = at::empty({source.size(0) * sample_floats}, source.options());
   const int64_t source_sample =
       layout.groups * layout.channels_per_group * shape.grid.input_positions;
-  launch_over_samples(source.size(0), plane_rows, layout.padded_channels() / 4,
-                      [&](dim3 grid, int64_t n0) {
-                        stage_split_quads_kernel<<<grid, kThreads, 0, stream>>>(
-                            source.const_data_ptr<float>() + n0 * source_sample,
-                            reinterpret_cast<float4*>(planes.mutable_data_ptr<float>() +
-                                                      n0 * sample_floats),
-                            shape);
-                      });
+  launch_over_samples(
+      source.size(0), plane_rows, layout.padded_channels() / 4, [&](dim3 grid, int64_t n0) {
+        auto* kernel = split ? stage_quads_kernel<true> : stage_quads_kernel<false>;
+        kernel<<<grid, kThreads, 0, stream>>>(
+            source.const_data_ptr<float>() + n0 * source_sample,
+            reinterpret_cast<float4*>(planes.mutable_data_ptr<float>() + n0 * sample_floats),
+            shape);
+      });
   return planes;
+}
+
+at::Tensor stage_split_quads(const StagedLayout& layout, int64_t plane_rows,
+                             const at::Tensor& source, cudaStream_t stream) {
+  return stage_quads(layout, plane_rows, source, stream, true);
 }
 
 int64_t octet_planes_bytes(const StagedLayout& layout, int64_t plane_rows) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "ops/cuda/engine/hopper_ptx.cuh"
+#include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"  // split_tf32
 #include "ops/cuda/engine/shifted_window_stage.cuh"
 #include "ops/cuda/engine/tap_rows_plan.h"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
@@ -37,19 +38,25 @@ struct WindowFragments {
 
 // Loads the fragments of the stage at `stage` (floats). A k-step's planes are hi quad
 // 0, lo quad 0, hi quad 1, lo quad 1, each window_pitch rows of 4 floats (the SS
-// descriptor reads element (row, k) at quad k / 4, element k % 4); `row0` is this
-// lane's row g of m-tile 0, m-tile mt's 64 rows on.
-template <int kStageSteps, int kMTiles, bool kExact>
+// descriptor reads element (row, k) at quad k / 4, element k % 4); with kRaw, quad 0
+// and quad 1 as they are, split here. `row0` is this lane's row g of m-tile 0, m-tile
+// mt's 64 rows on.
+template <int kStageSteps, int kMTiles, bool kExact, bool kRaw = false>
 __device__ __forceinline__ void load_window_fragments(const float* stage, int window_pitch,
                                                       int row0, int t,
                                                       WindowFragments<kStageSteps, kMTiles>& f) {
   const int plane = 4 * window_pitch;  // floats
 #pragma unroll
   for (int step = 0; step < kStageSteps; ++step) {
-    const float* planes = stage + step * 4 * plane;
+    const float* planes = stage + step * (kRaw ? 2 : 4) * plane;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       const int r0 = 4 * (row0 + 64 * mt) + t, r1 = r0 + 32;
+      if constexpr (kRaw) {
+        split_tf32(make_float4(planes[r0], planes[r1], planes[plane + r0], planes[plane + r1]),
+                   f.hi[step][mt], f.lo[step][mt]);
+        continue;
+      }
       f.hi[step][mt][0] = __float_as_uint(planes[r0]);
       f.hi[step][mt][1] = __float_as_uint(planes[r1]);
       f.hi[step][mt][2] = __float_as_uint(planes[2 * plane + r0]);

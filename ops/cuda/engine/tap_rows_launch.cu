@@ -107,7 +107,7 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const Ta
   chunk_plan.window.channel_blocks = 1;
   chunk_plan.window.groups = problem.groups;
   using Output = typename Cfg::Ops::Output;
-  for_each_window_chunk<Cfg::Ops::kHalf>(
+  for_each_window_chunk<Cfg::Ops::kHalf, Cfg::Ops::kRawQuads>(
       problem, plan.window, source, stream, staging_budget_floats,
       [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
         chunk_plan.window.samples = samples;
@@ -166,6 +166,26 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
   }
 }
 
+// The tap-columns form on unsplit quad planes (KERNEL_LOG tc3): A from registers only.
+void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
+                            const TapRowsPlan& plan, const at::Tensor& source,
+                            const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
+                            cudaStream_t stream, int64_t staging_budget_floats) {
+  using Ops = RawTf32Operands;
+  const auto launch = [&](auto config) {
+    launch_chunks<decltype(config)>(problem, p, plan, source, packed, bias, output, stream,
+                                    staging_budget_floats);
+  };
+  switch (plan.rows_used) {
+    case 72:
+      return launch(TapColumnsConfig<72, tap_columns_m_tiles(72), Ops, true>{});
+    case 80:
+      return launch(TapColumnsConfig<80, tap_columns_m_tiles(80), Ops, true>{});
+    default:
+      return launch(TapColumnsConfig<144, tap_columns_m_tiles(144), Ops, true>{});
+  }
+}
+
 }  // namespace
 
 bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& source,
@@ -182,7 +202,10 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
     return false;
   }
   const at::Tensor packed = pack_tap_row_weights(problem, p, plan, weight, stream);
-  if (problem.operands_exact_in_tf32) {
+  if (plan.raw_quads) {
+    launch_raw_tap_columns(problem, p, plan, source, packed, bias, output, stream,
+                           staging_budget_floats);
+  } else if (problem.operands_exact_in_tf32) {
     launch_configuration<SplitTf32Operands<true>>(problem, p, plan, source, packed, bias, output,
                                                   stream, staging_budget_floats);
   } else {

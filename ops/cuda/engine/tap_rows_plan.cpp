@@ -27,7 +27,8 @@ constexpr int kBlockOverheadColumns = 32;
 
 }  // namespace
 
-TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positions_on_m) {
+TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positions_on_m,
+                          bool raw_quads) {
   TapRowsPlan plan;
   ShiftedWindowPlan& window = plan.window;
   if (!plan_compact_grid(p, window)) return plan;
@@ -42,12 +43,14 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
     return plan;
   }
   plan.positions_on_m = positions_on_m;
+  plan.raw_quads = positions_on_m && raw_quads;
+  plan.register_a = plan.raw_quads;
   plan.halves = plan.rows_used > 64 && !positions_on_m ? 2 : 1;
   const int span = shift_span(rw.shift_step, rw.taps);
   const int m_tiles = tap_columns_m_tiles(plan.rows_used);
   const int stage_steps =
       positions_on_m ? 2 / m_tiles : tap_rows_stage_steps(plan.halves, half_operands);
-  const int planes_per_step = half_operands ? 2 : 4;
+  const int planes_per_step = half_operands || plan.raw_quads ? 2 : 4;
   const int step_weight_bytes =
       (positions_on_m ? plan.rows_used : plan.halves * 64) * kRowBytes * (half_operands ? 1 : 2);
   // The fewest columns computed per plane, counting each block's fixed cost, among the
@@ -102,8 +105,13 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
   if (choice == MainloopSwitch::kWherePays && !tap_columns_pays(plan.rows_used, input_gradient)) {
     return TapRowsPlan{};
   }
-  plan.register_a = mainloop_switch("CT3D_TAP_COLUMNS_RS") == MainloopSwitch::kAlways &&
-                    (plan.rows_used == 72 || plan.rows_used == 80 || plan.rows_used == 144);
+  const bool register_a_rows =
+      plan.rows_used == 72 || plan.rows_used == 80 || plan.rows_used == 144;
+  if (register_a_rows && mainloop_switch("CT3D_TAP_COLUMNS_RAW") == MainloopSwitch::kAlways) {
+    return plan_tap_rows(p, false, true, true);
+  }
+  plan.register_a =
+      register_a_rows && mainloop_switch("CT3D_TAP_COLUMNS_RS") == MainloopSwitch::kAlways;
   return plan;
 }
 

@@ -49,8 +49,11 @@ struct TapRowsPlan {
   // positions on M per compute warpgroup; halves is then 1.
   bool positions_on_m = false;
   // The tap-columns form with A from registers (CT3D_TAP_COLUMNS_RS=1; 72, 80 and 144
-  // rows; KERNEL_LOG tc2, not yet measured).
+  // rows; KERNEL_LOG tc2, not yet measured), and with the window staged unsplit, split
+  // in registers (CT3D_TAP_COLUMNS_RAW=1, which implies register_a; tc3): 2 planes per
+  // k-step instead of 4.
   bool register_a = false;
+  bool raw_quads = false;
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
   int shared_bytes = 0;
@@ -62,7 +65,7 @@ struct TapRowsPlan {
 // the tap-columns form's plan, which applies where the rows are one of
 // kTapColumnsRowChoices.
 TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false,
-                          bool positions_on_m = false);
+                          bool positions_on_m = false, bool raw_quads = false);
 
 // Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4): the forward.
 bool tap_rows_pays(bool input_gradient);

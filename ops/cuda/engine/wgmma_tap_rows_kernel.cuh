@@ -254,7 +254,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
         mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
         const int slot = ring.slot;
-        load_window_fragments<Cfg::kStageSteps, kMTiles, kExact>(
+        load_window_fragments<Cfg::kStageSteps, kMTiles, kExact, Ops::kRawQuads>(
             shared + slot * (window.stage_bytes / 4), window.window_pitch, row0, t, mine);
         fence_accumulators(acc);
         wgmma_fence();
@@ -320,14 +320,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
         const uint32_t columns =
             stage + step * Ops::kPlanesPerStep * plane_window_bytes + 16 * column_offset;
-        if constexpr (Cfg::kPositionsOnM) {
+        // (Register-A configurations returned above: no SS products for them.)
+        if constexpr (Cfg::kPositionsOnM && !Cfg::kRegisterA) {
 #pragma unroll
           for (int mt = 0; mt < kMTiles; ++mt) {
             Ops::template window_a_products<Mma>(acc[mt], weights, Cfg::kWeightPartBytes,
                                                  columns + 16 * 64 * mt, plane_window_bytes,
                                                  accumulate);
           }
-        } else {
+        } else if constexpr (!Cfg::kPositionsOnM) {
           Ops::template products<Mma>(acc[0], weights, Cfg::kWeightPartBytes, columns,
                                       plane_window_bytes, accumulate);
         }

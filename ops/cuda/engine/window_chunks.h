@@ -16,8 +16,9 @@
 namespace ct3d::cuda {
 
 // Calls launch(planes, first sample, samples) per chunk, chunks sized so that the
-// planes stay within staging_budget_floats (counted as 4-byte floats).
-template <bool kHalfOperands, class Launch>
+// planes stay within staging_budget_floats (counted as 4-byte floats). kRawQuads:
+// float32 quad planes unsplit (RawTf32Operands).
+template <bool kHalfOperands, bool kRawQuads = false, class Launch>
 void for_each_window_chunk(const GatherProblem& problem, const ShiftedWindowPlan& plan,
                            const at::Tensor& source, cudaStream_t stream,
                            int64_t staging_budget_floats, Launch&& launch) {
@@ -28,13 +29,14 @@ void for_each_window_chunk(const GatherProblem& problem, const ShiftedWindowPlan
   const int64_t batch = source.size(0);
   const int64_t sample_floats = kHalfOperands
                                     ? (octet_planes_bytes(layout, plan.plane_rows) + 3) / 4
-                                    : quad_planes_floats(layout, plan.plane_rows);
+                                : kRawQuads ? raw_quad_planes_floats(layout, plan.plane_rows)
+                                            : quad_planes_floats(layout, plan.plane_rows);
   const int64_t chunk = staging_chunk_samples(sample_floats, staging_budget_floats, batch);
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
     const at::Tensor chunk_source = source.narrow(0, n0, samples);
     launch(kHalfOperands ? stage_octets(layout, plan.plane_rows, chunk_source, stream)
-                         : stage_split_quads(layout, plan.plane_rows, chunk_source, stream),
+                         : stage_quads(layout, plan.plane_rows, chunk_source, stream, !kRawQuads),
            n0, samples);
   }
 }
