@@ -1,11 +1,12 @@
 """The tap-columns form of the tap-rows kernel (float32, sm_90a: the window's positions
-on wgmma's M, 48, 72, 80, 96 or 144 (width tap, target channel) rows on N; elsewhere these
-cases run on the other mainloops) against float64, with CT3D_TAP_COLUMNS=1: each row
-count, channels that leave padding rows, groups, dilation and output padding, long
-lines and tiny planes, many tiles per block, the input gradient, exact operands
-(float16 widened) and the input's scale; each with A from shared memory and, for 72,
-80 and 144 rows, from registers (CT3D_TAP_COLUMNS_RS=1) and from unsplit quad planes
-split in registers (CT3D_TAP_COLUMNS_RAW=1). Skipped without CUDA."""
+on wgmma's M, 48, 64, 72, 80, 96, 112 or 144 (width tap, target channel) rows on N;
+elsewhere these cases run on the other mainloops) against float64, with
+CT3D_TAP_COLUMNS=1: each row count, channels that leave padding rows, groups, dilation
+and output padding, long lines and tiny planes, many tiles per block, the input
+gradient, exact operands (float16 widened) and the input's scale; each with the window
+unsplit and split in registers (the default) and with both operands from shared memory
+(CT3D_TAP_COLUMNS_RAW=0; not built for 64 and 112 rows, which then take the tap-rows
+form). Skipped without CUDA."""
 
 import pytest
 import torch
@@ -35,13 +36,16 @@ CASES = [
     (2, 32, 64, (2, 5, 21), (3, 3, 3), ONE, ZERO, (0, 0, 0), 2, (1, 1, 2)),  # 96, groups
     (2, 48, 48, (4, 6, 40), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # 144 rows, as L1-61
     (2, 20, 45, (3, 5, 150), (2, 3, 3), ONE, (1, 1, 1), (0, 0, 0), 1, ONE),  # 144, 3 padding
+    (2, 32, 16, (3, 6, 40), (2, 3, 4), ONE, (1, 1, 1), ZERO, 1, ONE),  # 64 rows
+    (2, 24, 26, (3, 4, 30), (2, 2, 4), ONE, ZERO, ZERO, 2, ONE),       # 64, groups, padding
+    (2, 32, 16, (3, 6, 64), (3, 5, 7), ONE, ZERO, ZERO, 1, ONE),       # 112 rows, as L1-58
+    (1, 16, 13, (2, 3, 200), (2, 2, 7), ONE, (0, 1, 3), ZERO, 1, ONE),  # 112, 3 padding
 ]
-REGISTER_A = ["0", "1", "raw"]
+REGISTER_A = ["raw", "shared"]
 
 
 def switches(register_a):
     return {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0",
-            "CT3D_TAP_COLUMNS_RS": "1" if register_a == "1" else "0",
             "CT3D_TAP_COLUMNS_RAW": "1" if register_a == "raw" else "0"}
 
 
@@ -58,7 +62,8 @@ def test_forward_channels_last(register_a, monkeypatch):
 
 
 @pytest.mark.parametrize("register_a", REGISTER_A)
-@pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[10], CASES[12]])
+@pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[10], CASES[12],
+                                    CASES[14], CASES[16]])
 def test_input_gradient_cases(params, register_a, monkeypatch):
     """cin and cout swapped, so that the input gradient's targets are the narrow side."""
     check_input_gradient(params, monkeypatch, switches(register_a))
@@ -70,8 +75,9 @@ def test_forward_keeps_the_scale_of_its_inputs(register_a, monkeypatch):
 
 
 @pytest.mark.parametrize("register_a", REGISTER_A)
-@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[9], CASES[12]])
+@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[9], CASES[12], CASES[16]])
 def test_forward_exact_operands(params, register_a, monkeypatch):
-    """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32, one product each."""
+    """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32 (the form with
+    both operands in shared memory then takes one product each)."""
     check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
                        dict(switches(register_a), CT3D_HALF_WINDOW="0"))

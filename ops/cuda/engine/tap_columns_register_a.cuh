@@ -1,10 +1,11 @@
 // The tap-columns form's compute warpgroups with A from registers (wgmma's RS form;
-// KERNEL_LOG tc2): per k-step a lane loads its window fragment's hi and lo values
-// from the stage's quad planes once, and the three products read them from
-// registers. The SS form reads the 64-position A from shared memory for each of the
-// three wgmmas; here only B (the weights) is, which is what caps the SS form (the
-// shared-memory model in KERNEL_LOG tc1). Two fragment sets alternate between stages,
-// so a stage's loads overlap the previous stage's wgmmas; one stage stays in flight.
+// KERNEL_LOG tc2, tc3): per k-step a lane loads its window fragment from the stage's
+// unsplit quad planes once and splits it into TF32 hi and lo, and the three products
+// read them from registers; only B (the weights) comes from shared memory. The form
+// with both operands there reads the 64-position A for each of the three wgmmas and
+// needs twice the window's bytes staged, which is what capped it (the shared-memory
+// model in KERNEL_LOG tc1). Two fragment sets alternate between stages, so a stage's
+// loads overlap the previous stage's wgmmas; one stage stays in flight.
 #pragma once
 
 #include <cstdint>
@@ -17,64 +18,50 @@
 
 namespace ct3d::cuda {
 
-// A lane's A values of one stage: per k-step and m-tile, rows g and g + 8 at k t and
-// t + 4 ({row g, k t}, {row g + 8, k t}, {row g, k t + 4}, {row g + 8, k t + 4}).
+// A lane's A values of one stage, split: per k-step and m-tile, rows g and g + 8 at
+// k t and t + 4 ({row g, k t}, {row g + 8, k t}, {row g, k t + 4}, {row g + 8, k t + 4}).
 template <int kStageSteps, int kMTiles>
 struct WindowFragments {
   uint32_t hi[kStageSteps][kMTiles][4], lo[kStageSteps][kMTiles][4];
 
   // Keeps the compiler from reusing these registers before the wgmmas reading them
   // are known done.
-  __device__ __forceinline__ void hold(bool exact) {
+  __device__ __forceinline__ void hold() {
 #pragma unroll
     for (int step = 0; step < kStageSteps; ++step)
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         fence_registers(hi[step][mt]);
-        if (!exact) fence_registers(lo[step][mt]);
+        fence_registers(lo[step][mt]);
       }
   }
 };
 
-// Loads the fragments of the stage at `stage` (floats). A k-step's planes are hi quad
-// 0, lo quad 0, hi quad 1, lo quad 1, each window_pitch rows of 4 floats (the SS
-// descriptor reads element (row, k) at quad k / 4, element k % 4); with kRaw, quad 0
-// and quad 1 as they are, split here. `row0` is this lane's row g of m-tile 0, m-tile
-// mt's 64 rows on.
-template <int kStageSteps, int kMTiles, bool kExact, bool kRaw = false>
+// Loads and splits the fragments of the stage at `stage` (floats). A k-step's planes
+// are quad 0 and quad 1 (channels 0-3 and 4-7), each window_pitch rows of 4 floats:
+// element (row, k) at quad k / 4, element k % 4. `row0` is this lane's row g of
+// m-tile 0, m-tile mt's 64 rows on.
+template <int kStageSteps, int kMTiles>
 __device__ __forceinline__ void load_window_fragments(const float* stage, int window_pitch,
                                                       int row0, int t,
                                                       WindowFragments<kStageSteps, kMTiles>& f) {
   const int plane = 4 * window_pitch;  // floats
 #pragma unroll
   for (int step = 0; step < kStageSteps; ++step) {
-    const float* planes = stage + step * (kRaw ? 2 : 4) * plane;
+    const float* planes = stage + step * 2 * plane;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       const int r0 = 4 * (row0 + 64 * mt) + t, r1 = r0 + 32;
-      if constexpr (kRaw) {
-        split_tf32(make_float4(planes[r0], planes[r1], planes[plane + r0], planes[plane + r1]),
-                   f.hi[step][mt], f.lo[step][mt]);
-        continue;
-      }
-      f.hi[step][mt][0] = __float_as_uint(planes[r0]);
-      f.hi[step][mt][1] = __float_as_uint(planes[r1]);
-      f.hi[step][mt][2] = __float_as_uint(planes[2 * plane + r0]);
-      f.hi[step][mt][3] = __float_as_uint(planes[2 * plane + r1]);
-      if constexpr (!kExact) {
-        f.lo[step][mt][0] = __float_as_uint(planes[plane + r0]);
-        f.lo[step][mt][1] = __float_as_uint(planes[plane + r1]);
-        f.lo[step][mt][2] = __float_as_uint(planes[3 * plane + r0]);
-        f.lo[step][mt][3] = __float_as_uint(planes[3 * plane + r1]);
-      }
+      split_tf32(make_float4(planes[r0], planes[r1], planes[plane + r0], planes[plane + r1]),
+                 f.hi[step][mt], f.lo[step][mt]);
     }
   }
 }
 
 // One stage's products: per k-step the weights' hi and lo descriptors (K-major core
-// matrices, as the SS form's B), per m-tile lo*hi, hi*lo, hi*hi (hi*hi alone where
-// the operands are exact). accumulate 0 starts the chain.
-template <int kN, int kStageSteps, int kMTiles, bool kExact, int kAccumulators>
+// matrices, as the SS form's B), per m-tile lo*hi, hi*lo, hi*hi. accumulate 0 starts
+// the chain.
+template <int kN, int kStageSteps, int kMTiles, int kAccumulators>
 __device__ __forceinline__ void register_a_products(float (&acc)[kMTiles][kAccumulators],
                                                     const WindowFragments<kStageSteps, kMTiles>& f,
                                                     uint32_t weights, uint32_t weight_part_bytes,
@@ -86,13 +73,9 @@ __device__ __forceinline__ void register_a_products(float (&acc)[kMTiles][kAccum
     const uint64_t b_lo = matrix_descriptor(step_weights + weight_part_bytes, 128, 256);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      if constexpr (!kExact) {
-        Wgmma<kN>::run(acc[mt], f.lo[step][mt], b_hi, accumulate);
-        Wgmma<kN>::run(acc[mt], f.hi[step][mt], b_lo, 1);
-        Wgmma<kN>::run(acc[mt], f.hi[step][mt], b_hi, 1);
-      } else {
-        Wgmma<kN>::run(acc[mt], f.hi[step][mt], b_hi, accumulate);
-      }
+      Wgmma<kN>::run(acc[mt], f.lo[step][mt], b_hi, accumulate);
+      Wgmma<kN>::run(acc[mt], f.hi[step][mt], b_lo, 1);
+      Wgmma<kN>::run(acc[mt], f.hi[step][mt], b_hi, 1);
     }
     accumulate = 1;
   }

@@ -133,29 +133,18 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
   const bool wide = plan.window.columns == 160;
   if constexpr (!Ops::kHalf) {
     if (plan.positions_on_m) {
-      static_assert(kTapColumnsRowChoices[0] == 48 && kTapColumnsRowChoices[4] == 144);
-      // A from registers (KERNEL_LOG tc2) for the rows it is built for.
-      if (plan.register_a) {
-        switch (plan.rows_used) {
-          case 72:
-            return launch(TapColumnsConfig<72, tap_columns_m_tiles(72), Ops, true>{});
-          case 80:
-            return launch(TapColumnsConfig<80, tap_columns_m_tiles(80), Ops, true>{});
-          case 144:
-            return launch(TapColumnsConfig<144, tap_columns_m_tiles(144), Ops, true>{});
-        }
-      }
+      static_assert(kSharedTapColumnsRowChoices[0] == 48 && kSharedTapColumnsRowChoices[4] == 144);
       switch (plan.rows_used) {
         case 48:
-          return launch(TapColumnsConfig<48, tap_columns_m_tiles(48), Ops>{});
+          return launch(TapColumnsConfig<48, tap_columns_m_tiles(48, false), Ops>{});
         case 72:
-          return launch(TapColumnsConfig<72, tap_columns_m_tiles(72), Ops>{});
+          return launch(TapColumnsConfig<72, tap_columns_m_tiles(72, false), Ops>{});
         case 80:
-          return launch(TapColumnsConfig<80, tap_columns_m_tiles(80), Ops>{});
+          return launch(TapColumnsConfig<80, tap_columns_m_tiles(80, false), Ops>{});
         case 96:
-          return launch(TapColumnsConfig<96, tap_columns_m_tiles(96), Ops>{});
+          return launch(TapColumnsConfig<96, tap_columns_m_tiles(96, false), Ops>{});
         default:
-          return launch(TapColumnsConfig<144, tap_columns_m_tiles(144), Ops>{});
+          return launch(TapColumnsConfig<144, tap_columns_m_tiles(144, false), Ops>{});
       }
     }
   }
@@ -166,7 +155,8 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
   }
 }
 
-// The tap-columns form on unsplit quad planes (KERNEL_LOG tc3): A from registers only.
+// The tap-columns form on unsplit quad planes (KERNEL_LOG tc3), A from registers: its
+// default.
 void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
                             const TapRowsPlan& plan, const at::Tensor& source,
                             const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
@@ -176,13 +166,22 @@ void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
     launch_chunks<decltype(config)>(problem, p, plan, source, packed, bias, output, stream,
                                     staging_budget_floats);
   };
+  static_assert(kTapColumnsRowChoices[0] == 48 && kTapColumnsRowChoices[6] == 144);
   switch (plan.rows_used) {
+    case 48:
+      return launch(TapColumnsConfig<48, tap_columns_m_tiles(48, true), Ops>{});
+    case 64:
+      return launch(TapColumnsConfig<64, tap_columns_m_tiles(64, true), Ops>{});
     case 72:
-      return launch(TapColumnsConfig<72, tap_columns_m_tiles(72), Ops, true>{});
+      return launch(TapColumnsConfig<72, tap_columns_m_tiles(72, true), Ops>{});
     case 80:
-      return launch(TapColumnsConfig<80, tap_columns_m_tiles(80), Ops, true>{});
+      return launch(TapColumnsConfig<80, tap_columns_m_tiles(80, true), Ops>{});
+    case 96:
+      return launch(TapColumnsConfig<96, tap_columns_m_tiles(96, true), Ops>{});
+    case 112:
+      return launch(TapColumnsConfig<112, tap_columns_m_tiles(112, true), Ops>{});
     default:
-      return launch(TapColumnsConfig<144, tap_columns_m_tiles(144), Ops, true>{});
+      return launch(TapColumnsConfig<144, tap_columns_m_tiles(144, true), Ops>{});
   }
 }
 

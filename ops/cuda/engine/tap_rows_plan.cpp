@@ -37,17 +37,18 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
       (p.cout_per_group + kTapRowsChannelStep - 1) / kTapRowsChannelStep * kTapRowsChannelStep;
   plan.rows_used = rw.taps * plan.channel_pitch;
   if (rw.taps < 2 || plan.rows_used > (positions_on_m ? 256 : 128)) return plan;
-  if (positions_on_m &&
-      (half_operands || std::count(std::begin(kTapColumnsRowChoices),
-                                   std::end(kTapColumnsRowChoices), plan.rows_used) == 0)) {
-    return plan;
+  if (positions_on_m) {
+    const auto choices = raw_quads ? std::begin(kTapColumnsRowChoices)
+                                   : std::begin(kSharedTapColumnsRowChoices);
+    const auto end =
+        raw_quads ? std::end(kTapColumnsRowChoices) : std::end(kSharedTapColumnsRowChoices);
+    if (half_operands || std::count(choices, end, plan.rows_used) == 0) return plan;
   }
   plan.positions_on_m = positions_on_m;
   plan.raw_quads = positions_on_m && raw_quads;
-  plan.register_a = plan.raw_quads;
   plan.halves = plan.rows_used > 64 && !positions_on_m ? 2 : 1;
   const int span = shift_span(rw.shift_step, rw.taps);
-  const int m_tiles = tap_columns_m_tiles(plan.rows_used);
+  const int m_tiles = tap_columns_m_tiles(plan.rows_used, plan.raw_quads);
   const int stage_steps =
       positions_on_m ? 2 / m_tiles : tap_rows_stage_steps(plan.halves, half_operands);
   const int planes_per_step = half_operands || plan.raw_quads ? 2 : 4;
@@ -90,28 +91,24 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
   return plan;
 }
 
-bool tap_columns_pays(int rows, bool input_gradient) {
-  // The forward, in one process (docs/KERNEL_LOG.md, tc1): against the tap-rows form, 72
-  // rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80 rows 1.05x, 96 rows equal, 48 rows
-  // 0.91x (n48: each wgmma reads its 64-row A from shared memory for 48 columns of
-  // work); against the shifted-window GEMM, 144 rows 1.10x (L1-61 3.29 -> 2.98 ms).
+bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient) {
+  // The forward, in one process (docs/KERNEL_LOG.md). tc1, both operands from shared
+  // memory, against the tap-rows form: 72 rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80
+  // rows 1.05x, 96 rows equal, 48 rows 0.91x; against the shifted-window GEMM, 144 rows
+  // 1.10x (L1-61 3.29 -> 2.98 ms). tc3, the window unsplit into registers, against
+  // tc1: 1.13-1.19x (L1-70 6.76 -> 5.68 ms, L1-61 3.09 -> 2.73 ms).
+  (void)raw_quads;
   return (rows == 72 || rows == 80 || rows == 144) && !input_gradient;
 }
 
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient) {
   const MainloopSwitch choice = mainloop_switch("CT3D_TAP_COLUMNS");
   if (choice == MainloopSwitch::kNever) return TapRowsPlan{};
-  TapRowsPlan plan = plan_tap_rows(p, false, true);
-  if (choice == MainloopSwitch::kWherePays && !tap_columns_pays(plan.rows_used, input_gradient)) {
+  const bool raw_quads = mainloop_switch("CT3D_TAP_COLUMNS_RAW") != MainloopSwitch::kNever;
+  TapRowsPlan plan = plan_tap_rows(p, false, true, raw_quads);
+  if (choice == MainloopSwitch::kWherePays && !tap_columns_pays(plan.rows_used, plan.raw_quads, input_gradient)) {
     return TapRowsPlan{};
   }
-  const bool register_a_rows =
-      plan.rows_used == 72 || plan.rows_used == 80 || plan.rows_used == 144;
-  if (register_a_rows && mainloop_switch("CT3D_TAP_COLUMNS_RAW") == MainloopSwitch::kAlways) {
-    return plan_tap_rows(p, false, true, true);
-  }
-  plan.register_a =
-      register_a_rows && mainloop_switch("CT3D_TAP_COLUMNS_RS") == MainloopSwitch::kAlways;
   return plan;
 }
 

@@ -28,12 +28,19 @@ constexpr int tap_rows_stage_steps(int halves, bool half_operands) {
 constexpr int kTapRowsChannelStep = 8;
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
 constexpr int kTapRowsColumnChoices[] = {128, 160};
-// The tap-columns form (float32): its rows on wgmma's N, so every row counts; the N
-// it is built for (3 width taps x 16, 24, 32 or 48 channels, 5 x 16), with two m-tiles
-// of 64 positions per compute warpgroup up to 96 rows, one above (accumulators and
-// totals: 2 x N x m-tiles / 2 registers).
-constexpr int kTapColumnsRowChoices[] = {48, 72, 80, 96, 144};
-constexpr int tap_columns_m_tiles(int rows) { return rows <= 96 ? 2 : 1; }
+// The tap-columns form (float32): its rows on wgmma's N, so every row counts. Its
+// default mainloop (KERNEL_LOG tc3) takes the window unsplit into registers (A) and
+// the weights from shared memory (B); the N it is built for: 3 width taps x 16 to 48
+// channels, 4 x 16, 5 x 16, 7 x 16. Two m-tiles of 64 positions per compute warpgroup
+// up to 80 rows, one above (accumulators and totals: N x m-tiles registers, beside two
+// sets of window fragments).
+constexpr int kTapColumnsRowChoices[] = {48, 64, 72, 80, 96, 112, 144};
+// The form with both operands from shared memory (CT3D_TAP_COLUMNS_RAW=0; tc1), for
+// comparison: two m-tiles up to 96 rows.
+constexpr int kSharedTapColumnsRowChoices[] = {48, 72, 80, 96, 144};
+constexpr int tap_columns_m_tiles(int rows, bool raw_quads) {
+  return rows <= (raw_quads ? 80 : 96) ? 2 : 1;
+}
 
 struct TapRowsPlan {
   // The window, grid and tile fields as the shifted-window GEMM's: block_columns is
@@ -45,14 +52,11 @@ struct TapRowsPlan {
   // M rows in 64-row halves: 1, each compute warpgroup half the block's columns; 2,
   // both the same columns, warpgroup h the rows of half h.
   int halves = 0;
-  // The tap-columns form: the rows on N, tap_columns_m_tiles(rows_used) x 64
-  // positions on M per compute warpgroup; halves is then 1.
+  // The tap-columns form: the rows on N, tap_columns_m_tiles(rows_used, raw_quads)
+  // x 64 positions on M per compute warpgroup; halves is then 1.
   bool positions_on_m = false;
-  // The tap-columns form with A from registers (CT3D_TAP_COLUMNS_RS=1; 72, 80 and 144
-  // rows; KERNEL_LOG tc2, not yet measured), and with the window staged unsplit, split
-  // in registers (CT3D_TAP_COLUMNS_RAW=1, which implies register_a; tc3): 2 planes per
-  // k-step instead of 4.
-  bool register_a = false;
+  // The tap-columns form's window staged unsplit, split in the compute warpgroups'
+  // registers (RawTf32Operands): 2 planes per k-step instead of 4.
   bool raw_quads = false;
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
@@ -63,16 +67,18 @@ struct TapRowsPlan {
 // width taps, at most 128 rows of (width tap, channel)), and its plan; half_operands:
 // float16 or bfloat16 operands (window_operands.cuh). positions_on_m (float32 only):
 // the tap-columns form's plan, which applies where the rows are one of
-// kTapColumnsRowChoices.
+// kTapColumnsRowChoices (raw_quads) or kSharedTapColumnsRowChoices.
 TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false,
                           bool positions_on_m = false, bool raw_quads = false);
 
 // Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4): the forward.
 bool tap_rows_pays(bool input_gradient);
-// Where its tap-columns form is (docs/KERNEL_LOG.md, tc1), given the plan's rows.
-bool tap_columns_pays(int rows, bool input_gradient);
+// Where its tap-columns form is (docs/KERNEL_LOG.md, tc1 and tc3), given the plan's
+// rows and staging.
+bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient);
 // Whether the float32 launch takes the tap-columns form (CT3D_TAP_COLUMNS: never,
-// always, or where it pays), and where its plan applies: its plan, else one with
+// always, or where it pays; CT3D_TAP_COLUMNS_RAW=0 its form with both operands from
+// shared memory), and where its plan applies: its plan, else one with
 // window.columns 0. The shifted-window GEMM leaves it the layers it takes.
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient);
 

@@ -46,12 +46,12 @@ struct TapRowsConfig : WindowBlockShape<kColumns, Operands> {
 
 // kRows (width tap, channel) rows on N, kMTilesPerWarpgroup x 64 positions on M per
 // compute warpgroup; a stage holds six wgmmas per warpgroup, as the tap-rows form's.
-// kRegisterAOperand: A (the window) from registers (tap_columns_register_a.cuh).
-template <int kRows, int kMTilesPerWarpgroup, class Operands, bool kRegisterAOperand = false>
+// With RawTf32Operands, A (the window) from registers (tap_columns_register_a.cuh).
+template <int kRows, int kMTilesPerWarpgroup, class Operands>
 struct TapColumnsConfig : WindowBlockShape<kRows, Operands> {
   static_assert(!Operands::kHalf, "the tap-columns form is built for float32");
   static constexpr bool kPositionsOnM = true;
-  static constexpr bool kRegisterA = kRegisterAOperand;
+  static constexpr bool kRegisterA = Operands::kRawQuads;
   static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kMHalves = 1;
   static constexpr int kStageSteps = 2 / kMTiles;
@@ -237,7 +237,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
   float acc[kMTiles][Mma::kAccumulators], total[kMTiles][Mma::kAccumulators];
   if constexpr (Cfg::kRegisterA) {
-    constexpr bool kExact = Ops::kExactOperands;
     using Fragments = WindowFragments<Cfg::kStageSteps, kMTiles>;
     const int lane = (tid - 128) & 31;
     const int row0 = column_offset + 16 * (((tid - 128) >> 5) & 3) + (lane >> 2);
@@ -254,11 +253,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
         mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
         const int slot = ring.slot;
-        load_window_fragments<Cfg::kStageSteps, kMTiles, kExact, Ops::kRawQuads>(
+        load_window_fragments<Cfg::kStageSteps, kMTiles>(
             shared + slot * (window.stage_bytes / 4), window.window_pitch, row0, t, mine);
         fence_accumulators(acc);
         wgmma_fence();
-        register_a_products<kN, Cfg::kStageSteps, kMTiles, kExact>(
+        register_a_products<kN, Cfg::kStageSteps, kMTiles>(
             acc, mine, shared_base + slot * window.stage_bytes + window_bytes,
             Cfg::kWeightPartBytes, Cfg::kWeightBytes, chain_stages == 0 ? 0 : 1);
         wgmma_commit();
@@ -266,8 +265,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if (++chain_stages == window.flush_stages || stage_index + 1 == steps.stages) {
           wgmma_wait<0>();
           fence_accumulators(acc);
-          mine.hold(kExact);
-          other.hold(kExact);
+          mine.hold();
+          other.hold();
           if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
           mbarrier_arrive(empty0 + 8 * slot);
           pending_slot = -1;
@@ -279,7 +278,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         } else {
           // The stage before is done: its fragments and its slot are free.
           wgmma_wait<1>();
-          other.hold(kExact);
+          other.hold();
           if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
           pending_slot = slot;
         }

@@ -24,7 +24,6 @@ namespace ct3d::cuda {
 template <bool kExact>
 struct SplitTf32Operands {
   using Output = float;
-  static constexpr bool kExactOperands = kExact;
   static constexpr bool kRawQuads = false;
   static constexpr bool kHalf = false;
   static constexpr int kStepChannels = 8;
@@ -81,20 +80,19 @@ struct SplitTf32Operands {
   }
 };
 
-// - RawTf32Operands (the tap-columns form with A from registers only, KERNEL_LOG tc3):
+// - RawTf32Operands (the tap-columns form's default, A from registers; KERNEL_LOG tc3):
 //   float32 as it is, in quad planes of 4 channels (quad_staging.h, stage_quads); a
 //   k-step is 8 channels in 2 planes, split into hi and lo in the compute lanes'
 //   registers; the weights hi then lo, as SplitTf32Operands'.
 struct RawTf32Operands {
   using Output = float;
   static constexpr bool kHalf = false;
-  static constexpr bool kExactOperands = false;
   static constexpr bool kRawQuads = true;
   static constexpr int kStepChannels = 8;
   static constexpr int kPlanesPerStep = 2;
   static constexpr int kWeightParts = 2;
   template <int kN>
-  using Mma = WgmmaShared<kN>;
+  using Mma = Wgmma<kN>;  // A from registers
 
   static __device__ __forceinline__ float to_output(float value) { return value; }
 };
