@@ -193,13 +193,16 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
   const MainloopSwitch choice = mainloop_switch("CT3D_TAP_ROWS");
   if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
-  // The tap-columns form where it applies and is chosen, else the tap-rows form.
+  // The tap-columns form where it applies and is chosen (where it pays, by its own
+  // measure), else the tap-rows form.
   TapRowsPlan plan = plan_tap_columns_if_taken(p, problem.input_gradient);
-  if (plan.window.columns == 0) plan = plan_tap_rows(p);
-  if (plan.window.columns == 0 ||
-      (choice == MainloopSwitch::kWherePays && !tap_rows_pays(problem.input_gradient))) {
-    return false;
+  if (plan.window.columns == 0) {
+    if (choice == MainloopSwitch::kWherePays && !tap_rows_pays(problem.input_gradient)) {
+      return false;
+    }
+    plan = plan_tap_rows(p);
   }
+  if (plan.window.columns == 0) return false;
   const at::Tensor packed = pack_tap_row_weights(problem, p, plan, weight, stream);
   if (plan.raw_quads) {
     launch_raw_tap_columns(problem, p, plan, source, packed, bias, output, stream,
