@@ -1,12 +1,12 @@
 """The tap-columns form of the tap-rows kernel (float32, sm_90a: the window's positions
-on wgmma's M, 48, 64, 72, 80, 96, 112 or 144 (width tap, target channel) rows on N;
+on wgmma's M, 48, 64, 72, 80, 96, 112, 144 or 160 (width tap, target channel) rows on N;
 elsewhere these cases run on the other mainloops) against float64, with
 CT3D_TAP_COLUMNS=1: each row count, channels that leave padding rows, groups, dilation
 and output padding, long lines and tiny planes, many tiles per block, the input
 gradient, exact operands (float16 widened) and the input's scale; each with the window
 unsplit and split in registers (the default) and with both operands from shared memory
-(CT3D_TAP_COLUMNS_RAW=0; not built for 64 and 112 rows, which then take the tap-rows
-form). Skipped without CUDA."""
+(CT3D_TAP_COLUMNS_RAW=0; not built for 64, 112 and 160 rows, which then take the
+tap-rows form or, above 128 rows, the other mainloops). Skipped without CUDA."""
 
 import pytest
 import torch
@@ -40,6 +40,8 @@ CASES = [
     (2, 24, 26, (3, 4, 30), (2, 2, 4), ONE, ZERO, ZERO, 2, ONE),       # 64, groups, padding
     (2, 32, 16, (3, 6, 64), (3, 5, 7), ONE, ZERO, ZERO, 1, ONE),       # 112 rows, as L1-58
     (1, 16, 13, (2, 3, 200), (2, 2, 7), ONE, (0, 1, 3), ZERO, 1, ONE),  # 112, 3 padding
+    (2, 32, 32, (3, 6, 40), (3, 3, 5), ONE, (1, 1, 2), ZERO, 1, ONE),  # 160 rows
+    (2, 64, 60, (2, 4, 37), (2, 3, 5), ONE, ZERO, ZERO, 2, (1, 1, 2)),  # 160, groups, dilation
 ]
 REGISTER_A = ["raw", "shared"]
 
@@ -62,8 +64,8 @@ def test_forward_channels_last(register_a, monkeypatch):
 
 
 @pytest.mark.parametrize("register_a", REGISTER_A)
-@pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[10], CASES[12],
-                                    CASES[14], CASES[16]])
+@pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[9], CASES[10],
+                                    CASES[12], CASES[14], CASES[16], CASES[18]])
 def test_input_gradient_cases(params, register_a, monkeypatch):
     """cin and cout swapped, so that the input gradient's targets are the narrow side."""
     check_input_gradient(params, monkeypatch, switches(register_a))

@@ -6,7 +6,9 @@ Paths: the implicit GEMM with 1, 2, 3 and 4 channel tiles (C_out per group 8, 24
 dilation, padding wider than the kernel, odd sizes at every tile edge, channels-last
 output, unbatched input, a kernel of 40 (a wide halo); the direct kernel (float64,
 float16, bfloat16, and a stride too large for the GEMM); the staging and packing
-passes; both backward ops.
+passes; both backward ops. On sm_90a also the tap-columns form (the 13-channel case:
+48 rows with padding rows, its input gradient 96; the (3, 5, 5) case's input gradient
+160).
 """
 
 
@@ -28,6 +30,7 @@ CASES = [
     (1, 4, 3, 1, (2, 3, 3), (2, 2, 2), (1, 2, 1), (0, 0, 0), (0, 1, 0), (1, 1, 1), torch.bfloat16),
     (1, 2, 2, 1, (2, 2, 2), (40, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
     (1, 3, 5, 1, (2, 3, 2), (2, 2, 2), (9, 1, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
+    (2, 32, 13, 1, (3, 4, 70), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
 ]
 
 

@@ -248,6 +248,13 @@ TEST_CASE("the tap-columns plan on unsplit quad planes lands half the window byt
   CHECK(seven.rows_used == 112);
   CHECK(seven.window.window_rows == 128);
   CHECK(raw_plan({32, {6, 7, 40}, {3, 3, 3}, one, zero, zero, one}).window.window_rows == 128);
+  const ct3d::cuda::TapRowsPlan five_by_32 =
+      raw_plan({32, {6, 7, 64}, {3, 3, 5}, one, zero, zero, one});  // as L1-68's input gradient
+  REQUIRE(five_by_32.window.columns > 0);
+  CHECK(five_by_32.rows_used == 160);
+  CHECK(five_by_32.window.slots >= 3);
+  CHECK(five_by_32.shared_bytes <= 224 * 1024);
+  CHECK(raw_plan({40, {6, 7, 64}, {3, 3, 5}, one, zero, zero, one}).window.columns == 0);
   CHECK(ct3d::cuda::plan_tap_rows(
             forward_problem({16, {6, 7, 64}, {3, 5, 7}, one, zero, zero, one}), false, true)
             .window.columns == 0);

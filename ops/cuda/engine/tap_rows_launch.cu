@@ -166,7 +166,7 @@ void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
     launch_chunks<decltype(config)>(problem, p, plan, source, packed, bias, output, stream,
                                     staging_budget_floats);
   };
-  static_assert(kTapColumnsRowChoices[0] == 48 && kTapColumnsRowChoices[6] == 144);
+  static_assert(kTapColumnsRowChoices[0] == 48 && kTapColumnsRowChoices[7] == 160);
   switch (plan.rows_used) {
     case 48:
       return launch(TapColumnsConfig<48, tap_columns_m_tiles(48, true), Ops>{});
@@ -180,8 +180,10 @@ void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
       return launch(TapColumnsConfig<96, tap_columns_m_tiles(96, true), Ops>{});
     case 112:
       return launch(TapColumnsConfig<112, tap_columns_m_tiles(112, true), Ops>{});
-    default:
+    case 144:
       return launch(TapColumnsConfig<144, tap_columns_m_tiles(144, true), Ops>{});
+    default:
+      return launch(TapColumnsConfig<160, tap_columns_m_tiles(160, true), Ops>{});
   }
 }
 

@@ -31,10 +31,10 @@ constexpr int kTapRowsColumnChoices[] = {128, 160};
 // The tap-columns form (float32): its rows on wgmma's N, so every row counts. Its
 // default mainloop (KERNEL_LOG tc3) takes the window unsplit into registers (A) and
 // the weights from shared memory (B); the N it is built for: 3 width taps x 16 to 48
-// channels, 4 x 16, 5 x 16, 7 x 16. Two m-tiles of 64 positions per compute warpgroup
-// up to 80 rows, one above (accumulators and totals: N x m-tiles registers, beside two
-// sets of window fragments).
-constexpr int kTapColumnsRowChoices[] = {48, 64, 72, 80, 96, 112, 144};
+// channels, 4 x 16, 5 x 16 or 32, 7 x 16. Two m-tiles of 64 positions per compute
+// warpgroup up to 80 rows, one above (accumulators and totals: N x m-tiles registers,
+// beside two sets of window fragments, within the compute warpgroups' 224).
+constexpr int kTapColumnsRowChoices[] = {48, 64, 72, 80, 96, 112, 144, 160};
 // The form with both operands from shared memory (CT3D_TAP_COLUMNS_RAW=0; tc1), for
 // comparison: two m-tiles up to 96 rows.
 constexpr int kSharedTapColumnsRowChoices[] = {48, 72, 80, 96, 144};
