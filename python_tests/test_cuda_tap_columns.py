@@ -11,8 +11,9 @@ tap-rows form or, above 128 rows, the other mainloops). Skipped without CUDA."""
 import pytest
 import torch
 
-from cases import edge_case
+from cases import edge_case, relative_error
 from conftest import requires_cuda
+from test_cuda_op import FLOAT32_BAR, poison_allocator
 from window_checks import (check_forward, check_half_forward, check_input_gradient,
                            check_input_scales)
 
@@ -83,3 +84,27 @@ def test_forward_exact_operands(params, register_a, monkeypatch):
     both operands in shared memory then takes one product each)."""
     check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
                        dict(switches(register_a), CT3D_HALF_WINDOW="0"))
+
+
+@pytest.mark.parametrize("cin,kernel", [(32, (3, 3, 5)), (48, (3, 3, 3)), (16, (2, 3, 3))])
+def test_all_gradients_op_with_the_tap_columns_input_gradient(cin, kernel):
+    """Default switches: the fused backward leaves the stride-1 input gradient (160, 144
+    and 48 rows) to the tap-columns form instead of the GEMM on its shared staged copy
+    of grad_output; every mask against float64."""
+    torch.manual_seed(cin)
+    x = torch.rand(2, cin, 3, 5, 37, device="cuda")
+    w = torch.randn(cin, 16, *kernel, device="cuda")
+    args = ([1, 1, 1], [1, 1, 1], 1, [1, 1, 1])
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, *args[:2], [0, 0, 0], *args[2:])
+    grad_output = torch.randn_like(out)
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double(), x.double(), w.double(), [16], *args[:2], [1, 1, 1], True,
+        [0, 0, 0], 1, [True, True, True])
+    for mask in ([True, True, True], [True, True, False], [True, False, False]):
+        poison_allocator(64 << 20)
+        got = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, *args, mask)
+        for name, wanted, ours, ref in zip(("input", "weight", "bias"), mask, got, reference):
+            assert (ours is not None) == wanted, (name, mask)
+            if wanted:
+                error = relative_error(ours, ref)
+                assert error <= FLOAT32_BAR, (name, mask, error)

@@ -1,8 +1,9 @@
 // All gradients of one forward call on CUDA (conv_transpose3d_backward). With the
 // weight gradient on the float32 engine, grad_output is read once: the weight
 // gradient's staging pass also sums dL/db, and when the input gradient's GEMM reads
-// grad_output in the same staged layout it runs on that copy, chunk by chunk. The
-// rest (float64, other layouts) runs each gradient's own path; float16 and bfloat16
+// grad_output in the same staged layout it runs on that copy, chunk by chunk, unless
+// the tap-columns form takes it (with its own staging it measured 1.33x the GEMM on
+// the shared copy: L1-68, KERNEL_LOG tc3). The rest (float64, other layouts) runs each gradient's own path; float16 and bfloat16
 // run as float32 on widened operands, but for the input and weight gradients on the
 // engine's half forms where they apply.
 #include <ATen/ops/empty.h>
@@ -13,6 +14,7 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/tap_rows.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/gradients_cuda.h"
 #include "ops/reduced_precision.h"
@@ -50,8 +52,11 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   if (output_mask[0]) {
     cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
     problem.operands_exact_in_tf32 = operands_exact_in_tf32;
+    const at::Tensor strides_only =
+        at::empty_symint(args.input_shape(), input.options().device(at::kMeta));
     if (cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
-        cuda::gather_staged_layout(problem) == plan.output) {
+        cuda::gather_staged_layout(problem) == plan.output &&
+        !cuda::tap_columns_takes(problem, strides_only)) {
       grad_input = at::empty_symint(args.input_shape(), input.options());
       // `problem` by value: the hook runs after this block ends.
       input_gradient_on_chunk = [&, problem](int64_t first, int64_t samples,

@@ -10,13 +10,18 @@
 namespace ct3d::cuda {
 
 // Runs the problem (groups folded `fold` at a time; arguments as launch_implicit_gemm)
-// on the tap-rows form where it applies and pays (tap_rows_pays) and returns true;
-// returns false, having done nothing, where it does not (not sm_90a, folded groups,
-// not stride 1, more than 128 rows of (width tap, channel)). CT3D_TAP_ROWS=0 turns
-// it off, =1 runs it wherever it applies.
+// on the tap-rows form or its tap-columns form where they apply and pay (tap_rows_pays,
+// tap_columns_pays) and returns true; returns false, having done nothing, where they do
+// not (not sm_90a, folded groups, not stride 1, more than 128 rows of (width tap,
+// channel), or for the tap-columns form rows other than tap_rows_plan.h's choices).
+// CT3D_TAP_ROWS=0 turns both off, =1 runs them wherever they apply.
 bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& source,
                      const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                      cudaStream_t stream, int64_t staging_budget_floats);
+
+// Whether launch_tap_rows runs the problem (groups unfolded) on the tap-columns form;
+// `output` gives only its strides (a meta tensor will do).
+bool tap_columns_takes(const GatherProblem& problem, const at::Tensor& output);
 
 // The forward of float16 or bfloat16 tensors (as launch_half_shifted_window's) on the
 // tap-rows form's half form (window_operands.cuh), where it applies; false, having

@@ -219,6 +219,14 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
   return true;
 }
 
+bool tap_columns_takes(const GatherProblem& problem, const at::Tensor& output) {
+  if (mainloop_switch("CT3D_TAP_ROWS") == MainloopSwitch::kNever || !wgmma_enabled()) {
+    return false;
+  }
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
+  return plan_tap_columns_if_taken(p, problem.input_gradient).window.columns > 0;
+}
+
 bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream) {
