@@ -97,8 +97,8 @@ bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient) {
   // rows 1.05x, 96 rows equal, 48 rows 0.91x; against the shifted-window GEMM, 144 rows
   // 1.10x (L1-61 3.29 -> 2.98 ms). tc3, the window unsplit into registers, against the
   // next mainloop: every row count it is built for, 1.02x (64 rows) to 1.43x (72);
-  // and the input gradient, against its default mainloop: 1.05x (96 rows) to 1.33x
-  // (144, L1-61 3.42 -> 2.57 ms).
+  // and the input gradient, against its default mainloop: 1.05x (96 rows) to 1.45x
+  // (160; L1-61's, 144 rows, 3.42 -> 2.57 ms; L1-68's, 160, 16.2 -> 12.2 ms).
   if (raw_quads) return true;
   return !input_gradient && (rows == 72 || rows == 80 || rows == 144);
 }
@@ -108,7 +108,8 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
   if (choice == MainloopSwitch::kNever) return TapRowsPlan{};
   const bool raw_quads = mainloop_switch("CT3D_TAP_COLUMNS_RAW") != MainloopSwitch::kNever;
   TapRowsPlan plan = plan_tap_rows(p, false, true, raw_quads);
-  if (choice == MainloopSwitch::kWherePays && !tap_columns_pays(plan.rows_used, plan.raw_quads, input_gradient)) {
+  if (choice == MainloopSwitch::kWherePays &&
+      !tap_columns_pays(plan.rows_used, plan.raw_quads, input_gradient)) {
     return TapRowsPlan{};
   }
   return plan;

@@ -64,7 +64,8 @@ struct TapRowsPlan {
 };
 
 // Whether the tap-rows form applies (the shifted-window GEMM's grid checks, 2 to 16
-// width taps, at most 128 rows of (width tap, channel)), and its plan; half_operands:
+// width taps, at most 128 rows of (width tap, channel), 160 in the tap-columns form),
+// and its plan; half_operands:
 // float16 or bfloat16 operands (window_operands.cuh). positions_on_m (float32 only):
 // the tap-columns form's plan, which applies where the rows are one of
 // kTapColumnsRowChoices (raw_quads) or kSharedTapColumnsRowChoices.
