@@ -44,46 +44,46 @@ CASES = [
     (2, 32, 32, (3, 6, 40), (3, 3, 5), ONE, (1, 1, 2), ZERO, 1, ONE),  # 160 rows
     (2, 64, 60, (2, 4, 37), (2, 3, 5), ONE, ZERO, ZERO, 2, (1, 1, 2)),  # 160, groups, dilation
 ]
-REGISTER_A = ["raw", "shared"]
+FORMS = ["unsplit", "shared"]
 
 
-def switches(register_a):
+def switches(form):
     return {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0",
-            "CT3D_TAP_COLUMNS_RAW": "1" if register_a == "raw" else "0"}
+            "CT3D_TAP_COLUMNS_RAW": "1" if form == "unsplit" else "0"}
 
 
-@pytest.mark.parametrize("register_a", REGISTER_A)
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, register_a, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch, switches(register_a))
+def test_forward_cases(params, form, monkeypatch):
+    check_forward(edge_case(params, bias=True), monkeypatch, switches(form))
 
 
-@pytest.mark.parametrize("register_a", REGISTER_A)
-def test_forward_channels_last(register_a, monkeypatch):
-    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches(register_a),
+@pytest.mark.parametrize("form", FORMS)
+def test_forward_channels_last(form, monkeypatch):
+    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches(form),
                   torch.channels_last_3d)
 
 
-@pytest.mark.parametrize("register_a", REGISTER_A)
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[9], CASES[10],
                                     CASES[12], CASES[14], CASES[16], CASES[18]])
-def test_input_gradient_cases(params, register_a, monkeypatch):
+def test_input_gradient_cases(params, form, monkeypatch):
     """cin and cout swapped, so that the input gradient's targets are the narrow side."""
-    check_input_gradient(params, monkeypatch, switches(register_a))
+    check_input_gradient(params, monkeypatch, switches(form))
 
 
-@pytest.mark.parametrize("register_a", REGISTER_A)
-def test_forward_keeps_the_scale_of_its_inputs(register_a, monkeypatch):
-    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, switches(register_a))
+@pytest.mark.parametrize("form", FORMS)
+def test_forward_keeps_the_scale_of_its_inputs(form, monkeypatch):
+    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, switches(form))
 
 
-@pytest.mark.parametrize("register_a", REGISTER_A)
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[9], CASES[12], CASES[16]])
-def test_forward_exact_operands(params, register_a, monkeypatch):
+def test_forward_exact_operands(params, form, monkeypatch):
     """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32 (the form with
     both operands in shared memory then takes one product each)."""
     check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
-                       dict(switches(register_a), CT3D_HALF_WINDOW="0"))
+                       dict(switches(form), CT3D_HALF_WINDOW="0"))
 
 
 @pytest.mark.parametrize("cin,kernel", [(32, (3, 3, 5)), (48, (3, 3, 3)), (16, (2, 3, 3))])
