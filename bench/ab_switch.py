@@ -38,8 +38,10 @@ def operations(problem):
     grads = [torch.randn(out_shape, device="cuda", dtype=dtype) for _ in range(2)]
     size = list(inputs[0].shape[2:])
     w = conv.weight.detach()
+    # The problem's bias, as bench/bench.py times it.
+    b = conv.bias.detach() if conv.bias is not None else None
     return [
-        ("fwd", lambda x: torch.ops.ct3d.conv_transpose3d(x, w, None, stride, padding,
+        ("fwd", lambda x: torch.ops.ct3d.conv_transpose3d(x, w, b, stride, padding,
                                                            _triple(c.get("output_padding", 0)),
                                                            groups, dilation), inputs),
         ("dgrad", lambda g: torch.ops.ct3d.conv_transpose3d_input_backward(
