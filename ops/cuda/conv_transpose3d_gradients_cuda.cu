@@ -52,11 +52,13 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   if (output_mask[0]) {
     cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
     problem.operands_exact_in_tf32 = operands_exact_in_tf32;
-    const at::Tensor strides_only =
-        at::empty_symint(args.input_shape(), input.options().device(at::kMeta));
-    if (cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
-        cuda::gather_staged_layout(problem) == plan.output &&
-        !cuda::tap_columns_takes(problem, strides_only)) {
+    const bool same_staging = cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
+                              cuda::gather_staged_layout(problem) == plan.output;
+    // Only there is the tap-columns form asked; its plan reads only the output's
+    // strides, which a meta tensor gives without memory.
+    if (same_staging &&
+        !cuda::tap_columns_takes(
+            problem, at::empty_symint(args.input_shape(), input.options().device(at::kMeta)))) {
       grad_input = at::empty_symint(args.input_shape(), input.options());
       // `problem` by value: the hook runs after this block ends.
       input_gradient_on_chunk = [&, problem](int64_t first, int64_t samples,
