@@ -4,18 +4,20 @@ elsewhere these cases run on the other mainloops) against float64, with
 CT3D_TAP_COLUMNS=1: each row count, channels that leave padding rows, groups, dilation
 and output padding, long lines and tiny planes, many tiles per block, the input
 gradient, exact operands (float16 widened) and the input's scale; each with the window
-unsplit and split in registers (the default) and with both operands from shared memory
+unsplit and split in registers, read by TMA from the source where it can (the default:
+widths a multiple of 4, channels of one group per box) or from staged planes
+(CT3D_TAP_COLUMNS_TMA=0), and with both operands from shared memory
 (CT3D_TAP_COLUMNS_RAW=0; not built for 64, 112 and 160 rows, which then take the
 tap-rows form or, above 128 rows, the other mainloops). Skipped without CUDA."""
 
 import pytest
 import torch
 
-from cases import edge_case, relative_error
+from cases import conv_args, edge_case, make_tensors, reference, relative_error
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR, poison_allocator
 from window_checks import (check_forward, check_half_forward, check_input_gradient,
-                           check_input_scales)
+                           check_input_scales, set_switches)
 
 pytestmark = requires_cuda
 
@@ -43,13 +45,24 @@ CASES = [
     (1, 16, 13, (2, 3, 200), (2, 2, 7), ONE, (0, 1, 3), ZERO, 1, ONE),  # 112, 3 padding
     (2, 32, 32, (3, 6, 40), (3, 3, 5), ONE, (1, 1, 2), ZERO, 1, ONE),  # 160 rows
     (2, 64, 60, (2, 4, 37), (2, 3, 5), ONE, ZERO, ZERO, 2, (1, 1, 2)),  # 160, groups, dilation
+    # Widths a multiple of 4: the boxes (their sources' widths; the input gradient's is
+    # the output's, 2 more for 3 taps without padding).
+    (1, 48, 24, (4, 7, 32), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),          # 72 rows, boxes
+    (2, 20, 21, (3, 5, 28), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # channels past the source
+    (2, 32, 64, (2, 5, 20), (3, 3, 3), ONE, ZERO, ZERO, 2, (1, 1, 2)),  # 96, groups of 16
+    (2, 64, 60, (2, 4, 36), (2, 3, 5), ONE, ZERO, ZERO, 2, (1, 1, 2)),  # 160, groups of 32
+    (2, 32, 24, (8, 40, 88), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),        # many tiles per block
+    (2, 48, 48, (3, 5, 4), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),          # lines of 4: 23 a box
+    (2, 48, 48, (4, 6, 38), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # 144, gradient's 40
+    (2, 32, 32, (3, 6, 38), (3, 3, 5), ONE, (1, 1, 1), ZERO, 1, ONE),   # 160, gradient's 40
 ]
-FORMS = ["unsplit", "shared"]
+FORMS = ["boxes", "staged", "shared"]
 
 
 def switches(form):
     return {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0",
-            "CT3D_TAP_COLUMNS_RAW": "1" if form == "unsplit" else "0"}
+            "CT3D_TAP_COLUMNS_RAW": "0" if form == "shared" else "1",
+            "CT3D_TAP_COLUMNS_TMA": "1" if form == "boxes" else "0"}
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -66,7 +79,8 @@ def test_forward_channels_last(form, monkeypatch):
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[9], CASES[10],
-                                    CASES[12], CASES[14], CASES[16], CASES[18]])
+                                    CASES[12], CASES[14], CASES[16], CASES[18], CASES[20],
+                                    CASES[26], CASES[27]])
 def test_input_gradient_cases(params, form, monkeypatch):
     """cin and cout swapped, so that the input gradient's targets are the narrow side."""
     check_input_gradient(params, monkeypatch, switches(form))
@@ -108,3 +122,37 @@ def test_all_gradients_op_with_the_tap_columns_input_gradient(cin, kernel):
             if wanted:
                 error = relative_error(ours, ref)
                 assert error <= FLOAT32_BAR, (name, mask, error)
+
+
+@pytest.mark.parametrize("form", ["boxes", "staged"])
+def test_the_boxes_take_the_place_of_the_staging_pass(form, monkeypatch):
+    """L1-61's geometry (64 wide): with boxes no staging kernel runs."""
+    case = edge_case((2, 48, 48, (4, 6, 64), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE), bias=True)
+    set_switches(monkeypatch, switches(form))
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+        torch.cuda.synchronize()
+    kernels = [event.name for event in profile.events() if event.device_type.name == "CUDA"]
+    assert any("wgmma_tap_rows_kernel" in name for name in kernels), kernels
+    assert any("stage_quads" in name for name in kernels) == (form == "staged"), kernels
+    assert relative_error(got, reference(x, w, b, case)) <= FLOAT32_BAR
+
+
+@pytest.mark.parametrize("offset", [1, 4])
+def test_a_source_off_16_bytes_or_strided_takes_the_staged_planes(offset, monkeypatch):
+    """TMA needs a 16-byte aligned base: one 4 floats in is boxed, one float in is staged;
+    either is right. A view with a step along the width is staged too."""
+    case = edge_case((2, 48, 48, (4, 6, 40), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE), bias=True)
+    set_switches(monkeypatch, switches("boxes"))
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    storage = torch.full((x.numel() + offset,), float("nan"), device="cuda")
+    shifted = storage[offset:].view(x.shape)
+    shifted.copy_(x)
+    strided = torch.full((*x.shape[:4], 2 * x.shape[4]), float("nan"), device="cuda")
+    strided[..., ::2] = x
+    expected = reference(x, w, b, case)
+    for source in (shifted, strided[..., ::2]):
+        poison_allocator(64 << 20)
+        got = torch.ops.ct3d.conv_transpose3d(source, w, b, *conv_args(case))
+        assert relative_error(got, expected) <= FLOAT32_BAR

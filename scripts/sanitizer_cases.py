@@ -8,7 +8,8 @@ output, unbatched input, a kernel of 40 (a wide halo); the direct kernel (float6
 float16, bfloat16, and a stride too large for the GEMM); the staging and packing
 passes; both backward ops. On sm_90a also the tap-columns form (the 13-channel case:
 48 rows with padding rows, its input gradient 96; the (3, 5, 5) case's input gradient
-160).
+160), its window read by TMA from the source (the last two cases) and from staged
+planes (the others).
 """
 
 
@@ -31,6 +32,10 @@ CASES = [
     (1, 2, 2, 1, (2, 2, 2), (40, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
     (1, 3, 5, 1, (2, 3, 2), (2, 2, 2), (9, 1, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
     (2, 32, 13, 1, (3, 4, 70), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
+    # Widths a multiple of 4: the tap-columns form's window boxes read by TMA (144 rows;
+    # then the input gradient's 160 rows on a 16-wide grad_output).
+    (2, 48, 48, 1, (3, 4, 16), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
+    (2, 32, 32, 1, (2, 4, 14), (3, 3, 5), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
 ]
 
 

@@ -8,31 +8,14 @@
 #include <cstdlib>
 
 #include "catch.h"
+#include "forward_window_problem.h"
 #include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/shifted_window_plan.h"
 #include "ops/cuda/engine/tap_rows_plan.h"
 
-namespace {
-
-struct Shape {
-  int64_t cout;
-  std::vector<int64_t> spatial, kernel, stride, padding, output_padding, dilation;
-};
-
-ct3d::cuda::PhaseProblem forward_problem(const Shape& s) {
-  const at::Tensor x = at::zeros({2, 16, s.spatial[0], s.spatial[1], s.spatial[2]});
-  const at::Tensor w = at::zeros({16, s.cout, s.kernel[0], s.kernel[1], s.kernel[2]});
-  const ct3d::ConvGeometry g = ct3d::geometry_of(ct3d::check_conv_transpose3d_args(
-      x, w, std::nullopt, c10::fromIntArrayRefSlow(s.stride), c10::fromIntArrayRefSlow(s.padding),
-      c10::fromIntArrayRefSlow(s.output_padding), c10::SymInt(1),
-      c10::fromIntArrayRefSlow(s.dilation)));
-  const at::Tensor out = at::empty({2, s.cout, g.dim[0].output, g.dim[1].output, g.dim[2].output});
-  return ct3d::cuda::make_phase_problem(ct3d::cuda::forward_gather(g), 16,
-                                        ct3d::cuda::kWindowBlockChannels, out);
-}
-
-}  // namespace
+using ct3d::test::forward_problem;
+using ct3d::test::Shape;
 
 TEST_CASE("the shifted-window plan applies to stride 1 with blocks of 48 to 64 used channels") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0}, two{2, 2, 2};

@@ -90,6 +90,24 @@ __device__ __forceinline__ void bulk_copy(uint32_t destination, const void* sour
                  : "memory");)
 }
 
+// The first 128-byte boundary of shared memory at or after `pointer`.
+__device__ __forceinline__ float* align_shared_128(float* pointer) {
+  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+  return pointer + ((128 - (address & 127)) & 127) / 4;
+}
+
+// One box of a 5-D tensor map (tiled mode; out-of-bounds elements read as zero) to a
+// 128-byte aligned destination, completing on the barrier. Coordinates innermost first.
+__device__ __forceinline__ void tensor_copy_5d(uint32_t destination, const void* tensor_map,
+                                               int c0, int c1, int c2, int c3, int c4,
+                                               uint32_t barrier) {
+  CT3D_SM90A(asm volatile(
+                 "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(destination),
+                 "l"(tensor_map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(barrier)
+                 : "memory");)
+}
+
 // Barrier 1 among `threads` threads (barrier 0 is __syncthreads).
 __device__ __forceinline__ void named_barrier_sync(int threads) {
   asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory");

@@ -15,6 +15,7 @@
 #include "ops/cuda/engine/shifted_window_stage.cuh"
 #include "ops/cuda/engine/tap_rows_plan.h"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
+#include "ops/cuda/engine/window_boxes.cuh"
 
 namespace ct3d::cuda {
 
@@ -37,23 +38,23 @@ struct WindowFragments {
   }
 };
 
-// Loads and splits the fragments of the stage at `stage` (floats). A k-step's planes
-// are quad 0 and quad 1 (channels 0-3 and 4-7), each window_pitch rows of 4 floats:
-// element (row, k) at quad k / 4, element k % 4. `row0` is this lane's row g of
-// m-tile 0, m-tile mt's 64 rows on.
+// Loads and splits the fragments of the stage at `stage` (floats), where `offsets`
+// places them: in the staged quad planes (a k-step's quads 0 and 1, channels 0-3 and
+// 4-7, each window_pitch rows of 4 floats: element (row, k) at quad k / 4, element
+// k % 4) or in the boxes TMA loads (window_boxes.cuh).
 template <int kStageSteps, int kMTiles>
-__device__ __forceinline__ void load_window_fragments(const float* stage, int window_pitch,
-                                                      int row0, int t,
+__device__ __forceinline__ void load_window_fragments(const float* stage,
+                                                      const FragmentOffsets<kMTiles>& offsets,
                                                       WindowFragments<kStageSteps, kMTiles>& f) {
-  const int plane = 4 * window_pitch;  // floats
 #pragma unroll
   for (int step = 0; step < kStageSteps; ++step) {
-    const float* planes = stage + step * 2 * plane;
+    const float* k_low = stage + step * offsets.step + offsets.k_offset[0];
+    const float* k_high = stage + step * offsets.step + offsets.k_offset[1];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      const int r0 = 4 * (row0 + 64 * mt) + t, r1 = r0 + 32;
-      split_tf32(make_float4(planes[r0], planes[r1], planes[plane + r0], planes[plane + r1]),
-                 f.hi[step][mt], f.lo[step][mt]);
+      const int r0 = offsets.row_offset[mt][0], r1 = offsets.row_offset[mt][1];
+      split_tf32(make_float4(k_low[r0], k_low[r1], k_high[r0], k_high[r1]), f.hi[step][mt],
+                 f.lo[step][mt]);
     }
   }
 }

@@ -1,6 +1,8 @@
 // Host side of the tap-rows form (wgmma_tap_rows_kernel.cuh): the plan, the weights
 // packed in (width tap, channel) rows, the source staged as split quad planes (octet
-// planes for float16 and bfloat16) a chunk of samples at a time, and the launch.
+// planes for float16 and bfloat16) a chunk of samples at a time or, for the
+// tap-columns form where it can, read by TMA as it is (window_boxes.cuh), and the
+// launch.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 
@@ -15,6 +17,7 @@
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_tap_rows_kernel.cuh"
 #include "ops/cuda/engine/window_chunks.h"
+#include "ops/cuda/engine/window_tensor_map.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -24,6 +27,7 @@ struct TapRowsPacking {
   int cin_per_group, cout_per_group, chunks, kernel_h, kernel_w;
   int rows;           // a stage's rows: 64 x halves (on N in the tap-columns form: rows_used)
   int channel_pitch;  // rows per width tap
+  bool box_order;     // the K order of the window's boxes (window_boxes.cuh)
   ResidueParams rd, rh, rw;
 };
 
@@ -31,8 +35,9 @@ struct TapRowsPacking {
 // [k-step][hi, lo][rows][8] with row = width tap * channel_pitch + target channel,
 // each k-step's rows as wgmma's K-major core matrices (8 rows x 4 values; the k-step's
 // two halves 128 bytes apart, 8-row groups 256 bytes apart) in the quad planes' K
-// order (input channel 4 e + 2 s + half of the chunk, wgmma_weight_layout.h). Zero in
-// the padding rows and channels. Run on every call: the weights may change.
+// order (input channel 4 e + 2 s + half of the chunk, wgmma_weight_layout.h), or in
+// the boxes' (channel 2 e + half of the k-step). Zero in the padding rows and channels.
+// Run on every call: the weights may change.
 __global__ void pack_tap_row_weights_kernel(const float* __restrict__ weight,
                                             float* __restrict__ packed, int64_t total,
                                             const TapRowsPacking s) {
@@ -53,7 +58,8 @@ __global__ void pack_tap_row_weights_kernel(const float* __restrict__ weight,
     const int td = static_cast<int>(rest % s.rd.taps);
     const int64_t group = rest / s.rd.taps;
     const int tw = row / s.channel_pitch, channel = row % s.channel_pitch;
-    const int in_channel = (k_step >> 1) * 16 + 4 * e + 2 * (k_step & 1) + half;
+    const int in_channel = s.box_order ? 8 * k_step + 2 * e + half
+                                       : (k_step >> 1) * 16 + 4 * e + 2 * (k_step & 1) + half;
     float value = 0.f;
     if (tw < s.rw.taps && channel < s.cout_per_group && in_channel < s.cin_per_group) {
       const int64_t tap = ((s.rd.first_tap + td * s.rd.tap_step) * int64_t{s.kernel_h} +
@@ -80,6 +86,7 @@ at::Tensor pack_tap_row_weights(const GatherProblem& problem, const PhaseProblem
   s.kernel_w = p.kernel_w;
   s.rows = plan.positions_on_m ? plan.rows_used : 64 * plan.halves;
   s.channel_pitch = plan.channel_pitch;
+  s.box_order = plan.box_width > 0;
   s.rd = p.dim[0].residue[0];
   s.rh = p.dim[1].residue[0];
   s.rw = p.dim[2].residue[0];
@@ -107,6 +114,21 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const Ta
   chunk_plan.window.channel_blocks = 1;
   chunk_plan.window.groups = problem.groups;
   using Output = typename Cfg::Ops::Output;
+  auto* output_data = static_cast<Output*>(output.mutable_data_ptr());
+  if (plan.box_width > 0) {
+    // The whole batch in one launch, the window read from the source itself.
+    const CUtensorMap map =
+        encode_window_map(source, plan.box_width, plan.box_lines, 8 * Cfg::kStageSteps);
+    chunk_plan.window.samples = source.size(0);
+    chunk_plan.window.tiles =
+        problem.groups * source.size(0) * p.dim[0].max_positions * plan.window.column_blocks;
+    const int64_t blocks = std::min<int64_t>(chunk_plan.window.tiles, multiprocessors);
+    kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
+        p, chunk_plan, nullptr, map, packed.const_data_ptr(), bias_data, output_data);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  const CUtensorMap no_map{};
   for_each_window_chunk<Cfg::Ops::kHalf, Cfg::Ops::kRawQuads>(
       problem, plan.window, source, stream, staging_budget_floats,
       [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
@@ -115,8 +137,8 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const Ta
             problem.groups * samples * p.dim[0].max_positions * plan.window.column_blocks;
         const int64_t blocks = std::min<int64_t>(chunk_plan.window.tiles, multiprocessors);
         kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
-            p, chunk_plan, planes.const_data_ptr(), packed.const_data_ptr(), bias_data,
-            static_cast<Output*>(output.mutable_data_ptr()) + n0 * p.output_batch_stride);
+            p, chunk_plan, planes.const_data_ptr(), no_map, packed.const_data_ptr(), bias_data,
+            output_data + n0 * p.output_batch_stride);
         C10_CUDA_KERNEL_LAUNCH_CHECK();
       });
 }
@@ -197,7 +219,8 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
   // The tap-columns form where it applies and is chosen (where it pays, by its own
   // measure), else the tap-rows form.
-  TapRowsPlan plan = plan_tap_columns_if_taken(p, problem.input_gradient);
+  TapRowsPlan plan = plan_tap_columns_if_taken(
+      p, problem.input_gradient, source_fits_boxes(source, problem.groups, p.cin_per_group));
   if (plan.window.columns == 0) {
     if (choice == MainloopSwitch::kWherePays && !tap_rows_pays(problem.input_gradient)) {
       return false;

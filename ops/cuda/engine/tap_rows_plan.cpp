@@ -24,6 +24,10 @@ constexpr int kRowBytes = 32;
 constexpr int kFlushSteps = 16;
 // Per-block cost of a column block in columns: the pipeline's fill and the epilogue.
 constexpr int kBlockOverheadColumns = 32;
+// TMA's largest box side, and how many times the window's rows a channel's box may
+// load (its lines start and end anywhere in a line; beyond this the staged planes).
+constexpr int kMaxBoxSide = 256;
+constexpr int kMaxBoxOverfetch = 3;
 
 }  // namespace
 
@@ -82,6 +86,7 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
     window.window_pitch = block;
     window.stage_bytes = stage_bytes;
     window.slots = slots;
+    plan.window_bytes = stage_steps * planes_per_step * block * 16;
     plan.epilogue_pitch = epilogue_pitch;
     plan.epilogue_offset = slots * stage_bytes;
     plan.shared_bytes = plan.epilogue_offset + epilogue_bytes;
@@ -103,7 +108,8 @@ bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient) {
   return !input_gradient && (rows == 72 || rows == 80 || rows == 144);
 }
 
-TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient) {
+TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
+                                      bool source_boxes) {
   const MainloopSwitch choice = mainloop_switch("CT3D_TAP_COLUMNS");
   if (choice == MainloopSwitch::kNever) return TapRowsPlan{};
   const bool raw_quads = mainloop_switch("CT3D_TAP_COLUMNS_RAW") != MainloopSwitch::kNever;
@@ -112,7 +118,56 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
       !tap_columns_pays(plan.rows_used, plan.raw_quads, input_gradient)) {
     return TapRowsPlan{};
   }
+  const MainloopSwitch boxes = mainloop_switch("CT3D_TAP_COLUMNS_TMA");
+  if (source_boxes && (boxes == MainloopSwitch::kAlways ||
+                       (boxes == MainloopSwitch::kWherePays && window_boxes_pay(p)))) {
+    plan_window_boxes(p, plan);
+  }
   return plan;
+}
+
+bool window_boxes_pay(const PhaseProblem& p) {
+  // One process, against the staged planes (tc5): 3 width taps 1.02-1.19x (L1-61 2.81 ->
+  // 2.68 ms, N-48-24 0.81 -> 0.69, N-64-32-k3 0.41 -> 0.35); 5 taps 0.96-1.01x (L1-68,
+  // N-32-16-k5); 7 taps 0.75x (L1-58 0.83 -> 1.11 ms).
+  return p.dim[2].residue[0].taps == 3;
+}
+
+bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
+  ShiftedWindowPlan& window = plan.window;
+  if (window.columns == 0 || !plan.raw_quads || p.source_extent[2] % 4 != 0) return false;
+  // A box line starts at a 16-byte boundary of the source (TMA's rule for the innermost
+  // coordinate) at or before the halo's first position, holds a compact line (line_pitch
+  // rows) and is padded to an odd number of 4-float groups; the lines cover a window
+  // starting anywhere in a line.
+  const int lead = (4 - p.halo_low[2] % 4) % 4;
+  int width = (lead + window.line_pitch + 3) / 4 * 4;
+  if (width / 4 % 2 == 0) width += 4;
+  int lines = (window.line_pitch - 1 + window.window_rows - 1) / window.line_pitch + 1;
+  if (lines % 2 == 0) ++lines;
+  if (width > kMaxBoxSide || lines > kMaxBoxSide ||
+      width * lines > kMaxBoxOverfetch * window.window_rows) {
+    return false;
+  }
+  const int m_tiles = tap_columns_m_tiles(plan.rows_used, true);
+  const int stage_steps = 2 / m_tiles;
+  const int step_weight_bytes = plan.rows_used * kRowBytes * 2;
+  // A step's 8 channels; TMA lands a box at a 128-byte boundary.
+  const int window_bytes = (stage_steps * 8 * width * lines * 4 + 127) / 128 * 128;
+  const int stage_bytes = window_bytes + stage_steps * step_weight_bytes;
+  const int epilogue_bytes = plan.rows_used * plan.epilogue_pitch * 4;
+  const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
+  if (slots < kMinSlots) return false;
+  plan.box_width = width;
+  plan.box_lines = lines;
+  plan.box_lead = lead;
+  plan.window_bytes = window_bytes;
+  window.stage_bytes = stage_bytes;
+  window.slots = slots;
+  plan.epilogue_offset = slots * stage_bytes;
+  // And up to 128 bytes to align the pool for TMA (wgmma_tap_rows_kernel.cuh).
+  plan.shared_bytes = plan.epilogue_offset + epilogue_bytes + 128;
+  return true;
 }
 
 bool tap_rows_pays(bool input_gradient) {

@@ -58,6 +58,13 @@ struct TapRowsPlan {
   // The tap-columns form's window staged unsplit, split in the compute warpgroups'
   // registers (RawTf32Operands): 2 planes per k-step instead of 4.
   bool raw_quads = false;
+  // The tap-columns form's window loaded by TMA straight from the source, no staging
+  // pass (window_boxes.cuh; KERNEL_LOG tc5): per stage one box of box_lines lines x
+  // box_width floats x the stage's channels, a line's compact position 0 box_lead floats
+  // in (TMA starts a box line at a 16-byte boundary of the source). 0: the window comes
+  // from staged planes.
+  int box_width = 0, box_lines = 0, box_lead = 0;
+  int window_bytes = 0;     // a stage's window: before its weights
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
   int shared_bytes = 0;
@@ -81,6 +88,22 @@ bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient);
 // always, or where it pays; CT3D_TAP_COLUMNS_RAW=0 its form with both operands from
 // shared memory), and where its plan applies: its plan, else one with
 // window.columns 0. The shifted-window GEMM leaves it the layers it takes.
-TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient);
+// source_boxes: the source may be read by TMA (window_tensor_map.h); then the plan
+// takes plan_window_boxes' boxes where they apply and CT3D_TAP_COLUMNS_TMA says so
+// (0: never; 1: always; unset: where window_boxes_pay).
+TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
+                                      bool source_boxes = false);
+
+// The boxes of the window (box_width, box_lines) for a register-A tap-columns plan, and
+// its stages and slots with them; false (the plan unchanged) where they do not apply:
+// the source's width a multiple of 4 floats (TMA's 16-byte strides), a stage's
+// channels within one group, boxes of at most 256 floats a side, at most 3x the
+// window's rows, and kMinSlots stages in shared memory. A channel's box is box_lines
+// x box_width floats with box_width / 4 and box_lines odd: then the fragment loads'
+// channels 2t and 2t + 1 (t = 0..3) lie 8 banks apart (window_boxes.cuh).
+bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan);
+// Where the boxes measured faster than the staged planes (docs/KERNEL_LOG.md, tc5):
+// 3 width taps.
+bool window_boxes_pay(const PhaseProblem& p);
 
 }  // namespace ct3d::cuda

@@ -19,6 +19,8 @@
 // 72 of 128 M rows). Same stages, weights, partial sums and epilogue.
 #pragma once
 
+#include <cuda.h>
+
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/ptx_helpers.cuh"
@@ -161,14 +163,19 @@ __device__ __forceinline__ void store_tap_rows_outputs(
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tap_rows_kernel(const __grid_constant__ PhaseProblem p, const TapRowsPlan plan,
-                          const void* __restrict__ planes, const void* __restrict__ tap_weights,
+                          const void* __restrict__ planes,
+                          const __grid_constant__ CUtensorMap window_map,
+                          const void* __restrict__ tap_weights,
                           const float* __restrict__ bias,
                           typename Cfg::Ops::Output* __restrict__ output) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ops = typename Cfg::Ops;
   constexpr int kN = Cfg::kN;
   using Mma = typename Cfg::Mma;
-  extern __shared__ __align__(1024) float shared[];
+  extern __shared__ __align__(1024) float shared_pool[];
+  // TMA lands a box at a 128-byte boundary, which the boxes' plans leave room to reach
+  // whatever the pool's own alignment.
+  float* const shared = plan.box_width > 0 ? align_shared_128(shared_pool) : shared_pool;
   __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
   // The partial sums' buffer: written (all compute threads arrive), read (the
   // epilogue threads arrive).
@@ -191,7 +198,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   const WindowSteps<Ops, Cfg::kStageSteps> steps(p);
   const uint32_t plane_window_bytes = 16 * window.window_pitch;
-  const uint32_t window_bytes = Cfg::kStageSteps * Ops::kPlanesPerStep * plane_window_bytes;
+  const uint32_t window_bytes = plan.window_bytes;
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
@@ -220,6 +227,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         bulk_copy(destination, weights + stage_index * kStageWeightBytes, kStageWeightBytes,
                   full);
       };
+      if constexpr (Cfg::kRegisterA) {
+        if (plan.box_width > 0) {
+          produce_window_boxes<Cfg::kStageSteps>(p, plan, tile, &window_map, shared_base, full0,
+                                                 empty0, Cfg::kWeightBytes, ring, copy_weights);
+          continue;
+        }
+      }
       produce_window_stages<Ops, Cfg::kStageSteps>(p, window, tile, planes, shared_base, full0,
                                                    empty0, Cfg::kWeightBytes, ring, copy_weights);
     }
@@ -248,13 +262,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
+      const FragmentOffsets<kMTiles> offsets =
+          plan.box_width > 0
+              ? box_fragment_offsets<kMTiles>(
+                    plan, window_line_offset(window, window_tile(p, window, index).column0), row0,
+                    t)
+              : staged_fragment_offsets<kMTiles>(window.window_pitch, row0, t);
       // The slot of the stage still in flight (released once its wgmmas are done).
       int chain_stages = 0, pending_slot = -1;
       const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
         mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
         const int slot = ring.slot;
-        load_window_fragments<Cfg::kStageSteps, kMTiles>(
-            shared + slot * (window.stage_bytes / 4), window.window_pitch, row0, t, mine);
+        load_window_fragments<Cfg::kStageSteps, kMTiles>(shared + slot * (window.stage_bytes / 4),
+                                                         offsets, mine);
         fence_accumulators(acc);
         wgmma_fence();
         register_a_products<kN, Cfg::kStageSteps, kMTiles>(

@@ -1,0 +1,32 @@
+// The forward problem of a shape with 16 input channels and batch 2, as the shifted-
+// window plans' tests build it (test_shifted_window_plan.cpp, test_window_boxes.cpp).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "ops/conv_transpose3d_args.h"
+#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/shifted_window_plan.h"
+
+namespace ct3d::test {
+
+struct Shape {
+  int64_t cout;
+  std::vector<int64_t> spatial, kernel, stride, padding, output_padding, dilation;
+};
+
+inline ct3d::cuda::PhaseProblem forward_problem(const Shape& s) {
+  const at::Tensor x = at::zeros({2, 16, s.spatial[0], s.spatial[1], s.spatial[2]});
+  const at::Tensor w = at::zeros({16, s.cout, s.kernel[0], s.kernel[1], s.kernel[2]});
+  const ct3d::ConvGeometry g = ct3d::geometry_of(ct3d::check_conv_transpose3d_args(
+      x, w, std::nullopt, c10::fromIntArrayRefSlow(s.stride), c10::fromIntArrayRefSlow(s.padding),
+      c10::fromIntArrayRefSlow(s.output_padding), c10::SymInt(1),
+      c10::fromIntArrayRefSlow(s.dilation)));
+  const at::Tensor out = at::empty({2, s.cout, g.dim[0].output, g.dim[1].output, g.dim[2].output});
+  return ct3d::cuda::make_phase_problem(ct3d::cuda::forward_gather(g), 16,
+                                        ct3d::cuda::kWindowBlockChannels, out);
+}
+
+}  // namespace ct3d::test
