@@ -16,8 +16,13 @@ EncodeTiled encoder() {
   static const EncodeTiled encode = [] {
     void* function = nullptr;
     cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
     const cudaError_t status = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function,
                                                                 12000, cudaEnableDefault, &found);
+#else  // before CUDA 12.5: the entry point of the driver's own version
+    const cudaError_t status =
+        cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &function, cudaEnableDefault, &found);
+#endif
     TORCH_CHECK(status == cudaSuccess && found == cudaDriverEntryPointSuccess && function,
                 "ct3d: the CUDA driver has no cuTensorMapEncodeTiled");
     return reinterpret_cast<EncodeTiled>(function);
