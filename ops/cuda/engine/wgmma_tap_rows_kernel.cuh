@@ -16,7 +16,9 @@
 // The tap-columns form (TapColumnsConfig, float32) swaps the operands' roles: the
 // window's positions on M (64 x kMTiles per compute warpgroup, the two warpgroups
 // side by side), the (width tap, channel) rows on N, every row used (70: n72 against
-// 72 of 128 M rows). Same stages, weights, partial sums and epilogue.
+// 72 of 128 M rows). Same stages, weights, partial sums and epilogue. With A from
+// registers its window may come as one TMA box per stage straight from the source
+// (window_boxes.cuh, plan.box_width > 0) instead of the staged planes' bulk copies.
 #pragma once
 
 #include <cuda.h>
