@@ -81,6 +81,22 @@ struct WindowSteps {
         stages((total + kStageSteps - 1) / kStageSteps) {}
 };
 
+// A tile's (depth tap, height tap, k-step) walk: `by` k-steps on, into the next height
+// tap and depth tap at the ends of theirs.
+struct WindowStepCursor {
+  int td = 0, th = 0, k_step = 0;
+  __device__ __forceinline__ void advance(int by, int k_steps, int height_taps) {
+    k_step += by;
+    if (k_step == k_steps) {
+      k_step = 0;
+      if (++th == height_taps) {
+        th = 0;
+        ++td;
+      }
+    }
+  }
+};
+
 // The producer's walk over one tile where kStageSteps divides the k-steps of a (depth
 // tap, height tap) (always in float32): for every stage it waits for the slot,
 // bulk-copies the windows of its k-steps' planes (Ops::kPlanesPerStep per k-step, one
@@ -106,7 +122,7 @@ __device__ __forceinline__ void produce_window_runs(
       plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
   const uint32_t expected =
       kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
-  int td = 0, th = 0, k_step = 0;
+  WindowStepCursor at;
   // Not unrolled: ptxas unrolled this loop by 2 in some instances, spilling the
   // producer's registers.
 #pragma unroll 1
@@ -115,24 +131,17 @@ __device__ __forceinline__ void produce_window_runs(
     const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
     mbarrier_arrive_expect_bytes(full, expected);
-    const int64_t row = first_row + (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
-                        (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
-    const char* source = group_planes + k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
+    const int64_t row = first_row + (rd.first_shift + at.td * rd.shift_step) * plan.plane_pitch +
+                        (rh.first_shift + at.th * rh.shift_step) * plan.line_pitch;
+    const char* source = group_planes + at.k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
 #pragma unroll
     for (int i = 0; i < Ops::kPlanesPerStep * kStageSteps; ++i) {
       bulk_copy(stage + i * plane_window_bytes, source + i * plane_bytes, 16 * plan.window_rows,
                 full);
     }
-    copy_weights(stage + Ops::kPlanesPerStep * kStageSteps * plane_window_bytes, stage_index, td,
-                 th, k_step, full);
-    k_step += kStageSteps;
-    if (k_step == k_steps) {
-      k_step = 0;
-      if (++th == rh.taps) {
-        th = 0;
-        ++td;
-      }
-    }
+    copy_weights(stage + Ops::kPlanesPerStep * kStageSteps * plane_window_bytes, stage_index,
+                 at.td, at.th, at.k_step, full);
+    at.advance(kStageSteps, k_steps, rh.taps);
   }
 }
 
@@ -157,7 +166,8 @@ __device__ __forceinline__ void produce_window_steps(
       plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
   const uint32_t expected =
       kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
-  int td = 0, th = 0, k_step = 0, step_index = 0;
+  WindowStepCursor at;
+  int step_index = 0;
   const char* source = group_planes;
 #pragma unroll 1
   for (int stage_index = 0; stage_index < steps.stages;
@@ -166,21 +176,15 @@ __device__ __forceinline__ void produce_window_steps(
     const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
     mbarrier_arrive_expect_bytes(full, expected);
-    const int first_td = td, first_th = th, first_k_step = k_step;
+    const WindowStepCursor first = at;
 #pragma unroll
     for (int step = 0; step < kStageSteps; ++step, ++step_index) {
       if (step_index < steps.total) {
         const int64_t row = first_row +
-                            (rd.first_shift + td * rd.shift_step) * plan.plane_pitch +
-                            (rh.first_shift + th * rh.shift_step) * plan.line_pitch;
-        source = group_planes + k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
-        if (++k_step == k_steps) {
-          k_step = 0;
-          if (++th == rh.taps) {
-            th = 0;
-            ++td;
-          }
-        }
+                            (rd.first_shift + at.td * rd.shift_step) * plan.plane_pitch +
+                            (rh.first_shift + at.th * rh.shift_step) * plan.line_pitch;
+        source = group_planes + at.k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
+        at.advance(1, k_steps, rh.taps);
       }
 #pragma unroll
       for (int i = 0; i < Ops::kPlanesPerStep; ++i) {
@@ -189,7 +193,7 @@ __device__ __forceinline__ void produce_window_steps(
       }
     }
     copy_weights(stage + kStageSteps * Ops::kPlanesPerStep * plane_window_bytes, stage_index,
-                 first_td, first_th, first_k_step, full);
+                 first.td, first.th, first.k_step, full);
   }
 }
 

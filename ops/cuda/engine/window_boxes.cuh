@@ -96,32 +96,26 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   const int channel0 = static_cast<int>(tile.group) * p.cin_per_group;
   const int sample = static_cast<int>(tile.n);
   const int first_width = window_box_first_width(p, plan);
-  int td = 0, th = 0, k_step = 0;
+  WindowStepCursor at;
   BoxStart box{};
 #pragma unroll 1
   for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(window.slots)) {
-    if (k_step == 0) {
+    if (at.k_step == 0) {
       // A new (depth tap, height tap): its window's box.
       box = window_box_start(
           p, window,
-          static_cast<int>(first_row + (rd.first_shift + td * rd.shift_step) * window.plane_pitch +
-                           (rh.first_shift + th * rh.shift_step) * window.line_pitch));
+          static_cast<int>(first_row +
+                           (rd.first_shift + at.td * rd.shift_step) * window.plane_pitch +
+                           (rh.first_shift + at.th * rh.shift_step) * window.line_pitch));
     }
     mbarrier_wait(empty0 + 8 * ring.slot, ring.phase ^ 1);
     const uint32_t stage = shared_base + ring.slot * window.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
     mbarrier_arrive_expect_bytes(full, expected);
-    tensor_copy_5d(stage, window_map, first_width, box.line, box.depth, channel0 + 8 * k_step,
+    tensor_copy_5d(stage, window_map, first_width, box.line, box.depth, channel0 + 8 * at.k_step,
                    sample, full);
-    copy_weights(stage + plan.window_bytes, stage_index, td, th, k_step, full);
-    k_step += kStageSteps;
-    if (k_step == k_steps) {
-      k_step = 0;
-      if (++th == rh.taps) {
-        th = 0;
-        ++td;
-      }
-    }
+    copy_weights(stage + plan.window_bytes, stage_index, at.td, at.th, at.k_step, full);
+    at.advance(kStageSteps, k_steps, rh.taps);
   }
 }
 
