@@ -90,12 +90,6 @@ __device__ __forceinline__ void bulk_copy(uint32_t destination, const void* sour
                  : "memory");)
 }
 
-// The first 128-byte boundary of shared memory at or after `pointer`.
-__device__ __forceinline__ float* align_shared_128(float* pointer) {
-  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
-  return pointer + ((128 - (address & 127)) & 127) / 4;
-}
-
 // One box of a 5-D tensor map (tiled mode; out-of-bounds elements read as zero) to a
 // 128-byte aligned destination, completing on the barrier. Coordinates innermost first.
 __device__ __forceinline__ void tensor_copy_5d(uint32_t destination, const void* tensor_map,

@@ -11,6 +11,11 @@ __device__ __forceinline__ uint32_t shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
 
+// The first 128-byte boundary of shared memory at or after `pointer`.
+__device__ __forceinline__ float* align_shared_128(float* pointer) {
+  return pointer + ((128 - (shared_address(pointer) & 127)) & 127) / 4;
+}
+
 // Copies 16 bytes, bypassing L1 (.cg). Also for the input rows that neighbouring
 // taps re-read: L1 caught under 10 % of them, and caching them (.ca) cost 2-14 %
 // (L1 throughput was the limit on L1-58).

@@ -141,7 +141,7 @@ bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   // rows) and is padded to an odd number of 4-float groups; the lines cover a window
   // starting anywhere in a line.
   const int lead = (4 - p.halo_low[2] % 4) % 4;
-  int width = (lead + window.line_pitch + 3) / 4 * 4;
+  int width = static_cast<int>(round_up(lead + window.line_pitch, 4));
   if (width / 4 % 2 == 0) width += 4;
   int lines = (window.line_pitch - 1 + window.window_rows - 1) / window.line_pitch + 1;
   if (lines % 2 == 0) ++lines;
@@ -153,7 +153,7 @@ bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   const int stage_steps = 2 / m_tiles;
   const int step_weight_bytes = plan.rows_used * kRowBytes * 2;
   // A step's 8 channels; TMA lands a box at a 128-byte boundary.
-  const int window_bytes = (stage_steps * 8 * width * lines * 4 + 127) / 128 * 128;
+  const int window_bytes = static_cast<int>(round_up(stage_steps * 8 * width * lines * 4, 128));
   const int stage_bytes = window_bytes + stage_steps * step_weight_bytes;
   const int epilogue_bytes = plan.rows_used * plan.epilogue_pitch * 4;
   const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
