@@ -177,12 +177,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         mbarrier_arrive(empty0 + 8 * slot);
         pending_slot = -1;
         chain_stages = 0;
-        if constexpr (!Ops::kHalf) {
-#pragma unroll
-          for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-            for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] += acc[mt][i];
-        }
+        if constexpr (!Ops::kHalf) add_chain_to_total(total, acc);
       } else {
         // The previous stage's wgmmas are done: its slot can be refilled.
         wgmma_wait<1>();

@@ -106,6 +106,17 @@ __device__ __forceinline__ void add_chain(float (&total)[kMTiles][kAccumulators]
     }
 }
 
+// The same sum for chains that restart with wgmma's accumulate flag off (the window
+// kernels): the chain is left as it is.
+template <int kMTiles, int kAccumulators>
+__device__ __forceinline__ void add_chain_to_total(float (&total)[kMTiles][kAccumulators],
+                                                   const float (&acc)[kMTiles][kAccumulators]) {
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) total[mt][i] += acc[mt][i];
+}
+
 // Descriptor of k-step s of a chunk's packed hi (or lo) weights for blocks of kN
 // channels (wgmma_weight_layout.h).
 template <int kN>

@@ -293,10 +293,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           mbarrier_arrive(empty0 + 8 * slot);
           pending_slot = -1;
           chain_stages = 0;
-#pragma unroll
-          for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-            for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] += acc[mt][i];
+          add_chain_to_total(total, acc);
         } else {
           // The stage before is done: its fragments and its slot are free.
           wgmma_wait<1>();
@@ -364,10 +361,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         mbarrier_arrive(empty0 + 8 * ring.slot);
         older_slot = newer_slot = -1;
         chain_stages = 0;
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-          for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] += acc[mt][i];
+        add_chain_to_total(total, acc);
       } else {
         // The stage two back is done: its slot can be refilled.
         wgmma_wait<2>();
