@@ -145,10 +145,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t shift_step = 16 * rw.shift_step;
   for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
     const WindowTile tile = window_tile<kMTiles>(p, plan, index);
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
+    zero_total(total);
     int pending_slot = -1, chain_stages = 0;
     for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
       const int slot = ring.slot;

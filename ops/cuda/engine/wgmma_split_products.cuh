@@ -106,6 +106,16 @@ __device__ __forceinline__ void add_chain(float (&total)[kMTiles][kAccumulators]
     }
 }
 
+// A tile's float32 total at zero (the window kernels: their chains start with wgmma's
+// accumulate flag off, so only the total needs it).
+template <int kMTiles, int kAccumulators>
+__device__ __forceinline__ void zero_total(float (&total)[kMTiles][kAccumulators]) {
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) total[mt][i] = 0.f;
+}
+
 // The same sum for chains that restart with wgmma's accumulate flag off (the window
 // kernels): the chain is left as it is.
 template <int kMTiles, int kAccumulators>

@@ -260,10 +260,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     Fragments sets[2];
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
+      zero_total(total);
       const FragmentOffsets<kMTiles> offsets =
           plan.box_width > 0
               ? box_fragment_offsets<kMTiles>(
@@ -321,10 +318,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   RingPosition ring;  // over all the block's tiles
   // The tiles' order is the producer's; the consumers need none of a tile's coordinates.
   for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int i = 0; i < Mma::kAccumulators; ++i) total[mt][i] = 0.f;
+    zero_total(total);
     // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
     // (older, newer) until the wgmmas that read them are done.
     int older_slot = -1, newer_slot = -1, chain_stages = 0;
