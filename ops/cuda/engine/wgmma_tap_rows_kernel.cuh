@@ -176,8 +176,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   using Mma = typename Cfg::Mma;
   extern __shared__ __align__(1024) float shared_pool[];
   // TMA lands a box at a 128-byte boundary, which the boxes' plans leave room to reach
-  // whatever the pool's own alignment.
-  float* const shared = plan.box_width > 0 ? align_shared_128(shared_pool) : shared_pool;
+  // whatever the pool's own alignment. Only the register-A form takes boxes: the others
+  // keep the pool's fixed address (and the code built on it).
+  float* const shared = Cfg::kRegisterA && plan.box_width > 0 ? align_shared_128(shared_pool)
+                                                              : shared_pool;
   __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
   // The partial sums' buffer: written (all compute threads arrive), read (the
   // epilogue threads arrive).
@@ -200,7 +202,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   const WindowSteps<Ops, Cfg::kStageSteps> steps(p);
   const uint32_t plane_window_bytes = 16 * window.window_pitch;
-  const uint32_t window_bytes = plan.window_bytes;
+  const uint32_t window_bytes = Cfg::kRegisterA
+                                    ? plan.window_bytes
+                                    : Cfg::kStageSteps * Ops::kPlanesPerStep * plane_window_bytes;
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
