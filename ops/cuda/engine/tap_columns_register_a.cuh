@@ -38,14 +38,34 @@ struct WindowFragments {
   }
 };
 
-// Loads and splits the fragments of the stage at `stage` (floats), where `offsets`
-// places them: in the staged quad planes (a k-step's quads 0 and 1, channels 0-3 and
-// 4-7, each window_pitch rows of 4 floats: element (row, k) at quad k / 4, element
-// k % 4) or in the boxes TMA loads (window_boxes.cuh).
+// Loads and splits the fragments of the stage at `stage` (floats) from the staged quad
+// planes: a k-step's planes are quad 0 and quad 1 (channels 0-3 and 4-7), each
+// window_pitch rows of 4 floats: element (row, k) at quad k / 4, element k % 4. `row0`
+// is this lane's row g of m-tile 0, m-tile mt's 64 rows on. (Written out rather than
+// through FragmentOffsets: the offsets as constants of one base are 4-6 % faster than
+// per-tile registers, KERNEL_LOG tc6.)
 template <int kStageSteps, int kMTiles>
-__device__ __forceinline__ void load_window_fragments(const float* stage,
-                                                      const FragmentOffsets<kMTiles>& offsets,
+__device__ __forceinline__ void load_staged_fragments(const float* stage, int window_pitch,
+                                                      int row0, int t,
                                                       WindowFragments<kStageSteps, kMTiles>& f) {
+  const int plane = 4 * window_pitch;  // floats
+#pragma unroll
+  for (int step = 0; step < kStageSteps; ++step) {
+    const float* planes = stage + step * 2 * plane;
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      const int r0 = 4 * (row0 + 64 * mt) + t, r1 = r0 + 32;
+      split_tf32(make_float4(planes[r0], planes[r1], planes[plane + r0], planes[plane + r1]),
+                 f.hi[step][mt], f.lo[step][mt]);
+    }
+  }
+}
+
+// The same from a stage's TMA boxes (window_boxes.cuh), where `offsets` places them.
+template <int kStageSteps, int kMTiles>
+__device__ __forceinline__ void load_box_fragments(const float* stage,
+                                                   const FragmentOffsets<kMTiles>& offsets,
+                                                   WindowFragments<kStageSteps, kMTiles>& f) {
 #pragma unroll
   for (int step = 0; step < kStageSteps; ++step) {
     const float* k_low = stage + step * offsets.step + offsets.k_offset[0];

@@ -101,33 +101,49 @@ at::Tensor pack_tap_row_weights(const GatherProblem& problem, const PhaseProblem
   return packed;
 }
 
+// The register-A form with its window in TMA boxes of the source: the whole batch in
+// one launch.
+template <class Cfg>
+void launch_boxes(const GatherProblem& problem, const PhaseProblem& p, const TapRowsPlan& plan,
+                  const at::Tensor& source, const at::Tensor& packed, const float* bias_data,
+                  typename Cfg::Ops::Output* output_data, cudaStream_t stream) {
+  auto kernel = wgmma_tap_rows_kernel<Cfg, true>;
+  C10_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
+  TapRowsPlan batch_plan = plan;
+  batch_plan.window.channel_blocks = 1;
+  batch_plan.window.groups = problem.groups;
+  batch_plan.window.samples = source.size(0);
+  batch_plan.window.tiles =
+      problem.groups * source.size(0) * p.dim[0].max_positions * plan.window.column_blocks;
+  const CUtensorMap map =
+      encode_window_map(source, plan.box_width, plan.box_lines, 8 * Cfg::kStageSteps);
+  const int64_t blocks = std::min<int64_t>(batch_plan.window.tiles, multiprocessor_count());
+  kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
+      p, batch_plan, nullptr, map, packed.const_data_ptr(), bias_data, output_data);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 template <class Cfg>
 void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const TapRowsPlan& plan,
                    const at::Tensor& source, const at::Tensor& packed, const at::Tensor& bias,
                    at::Tensor& output, cudaStream_t stream, int64_t staging_budget_floats) {
+  const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
+  using Output = typename Cfg::Ops::Output;
+  auto* output_data = static_cast<Output*>(output.mutable_data_ptr());
+  if constexpr (Cfg::kRegisterA) {
+    if (plan.box_width > 0) {
+      launch_boxes<Cfg>(problem, p, plan, source, packed, bias_data, output_data, stream);
+      return;
+    }
+  }
   auto kernel = wgmma_tap_rows_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
-  const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
   const int multiprocessors = multiprocessor_count();
   TapRowsPlan chunk_plan = plan;
   chunk_plan.window.channel_blocks = 1;
   chunk_plan.window.groups = problem.groups;
-  using Output = typename Cfg::Ops::Output;
-  auto* output_data = static_cast<Output*>(output.mutable_data_ptr());
-  if (plan.box_width > 0) {
-    // The whole batch in one launch, the window read from the source itself.
-    const CUtensorMap map =
-        encode_window_map(source, plan.box_width, plan.box_lines, 8 * Cfg::kStageSteps);
-    chunk_plan.window.samples = source.size(0);
-    chunk_plan.window.tiles =
-        problem.groups * source.size(0) * p.dim[0].max_positions * plan.window.column_blocks;
-    const int64_t blocks = std::min<int64_t>(chunk_plan.window.tiles, multiprocessors);
-    kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
-        p, chunk_plan, nullptr, map, packed.const_data_ptr(), bias_data, output_data);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    return;
-  }
   const CUtensorMap no_map{};
   for_each_window_chunk<Cfg::Ops::kHalf, Cfg::Ops::kRawQuads>(
       problem, plan.window, source, stream, staging_budget_floats,

@@ -26,31 +26,14 @@
 
 namespace ct3d::cuda {
 
-// Where a lane finds its A values in a stage (floats): value (row r, k) of k-step s at
-// s * step + k_offset[k >= 4] + row_offset[m-tile][r is g + 8].
+// Where a lane finds its A values in a stage's boxes (floats): value (row r, k) of
+// k-step s at s * step + k_offset[k >= 4] + row_offset[m-tile][r is g + 8].
 template <int kMTiles>
 struct FragmentOffsets {
   int step;
   int k_offset[2];
   int row_offset[kMTiles][2];
 };
-
-// The staged quad planes' (tap_columns_register_a.cuh): a k-step's quads 0 and 1, each
-// window_pitch rows of 4 floats. `row0` is the lane's row g of m-tile 0.
-template <int kMTiles>
-__device__ __forceinline__ FragmentOffsets<kMTiles> staged_fragment_offsets(int window_pitch,
-                                                                            int row0, int t) {
-  FragmentOffsets<kMTiles> f;
-  f.step = 8 * window_pitch;
-  f.k_offset[0] = t;
-  f.k_offset[1] = 4 * window_pitch + t;
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt) {
-    f.row_offset[mt][0] = 4 * (row0 + 64 * mt);
-    f.row_offset[mt][1] = 4 * (row0 + 64 * mt + 8);
-  }
-  return f;
-}
 
 // The boxes' (plan.box_width > 0): row r of the window is compact position
 // line_offset + r of the box's lines (window_box_geometry.h).
