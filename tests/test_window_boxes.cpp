@@ -158,14 +158,24 @@ TEST_CASE("window boxes hold every stored output's reads at the offsets the kern
   }
 }
 
-TEST_CASE("window boxes are chosen by default for 3 width taps, where they measured faster") {
+TEST_CASE("window boxes are chosen by default for 3 width taps and little overfetch") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
-  CHECK(ct3d::cuda::window_boxes_pay(
-      forward_problem({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one})));
-  CHECK_FALSE(ct3d::cuda::window_boxes_pay(
-      forward_problem({32, {4, 6, 64}, {3, 5, 5}, one, zero, zero, one})));
-  CHECK_FALSE(ct3d::cuda::window_boxes_pay(
-      forward_problem({16, {4, 6, 64}, {3, 5, 7}, one, zero, zero, one})));
+  const auto boxed = [](const ct3d::cuda::PhaseProblem& p) {
+    ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
+    REQUIRE(ct3d::cuda::plan_window_boxes(p, plan));
+    return plan;
+  };
+  const auto pays = [&](const ct3d::test::Shape& shape) {
+    const ct3d::cuda::PhaseProblem p = forward_problem(shape);
+    return ct3d::cuda::window_boxes_pay(p, boxed(p));
+  };
+  // L1-61's lines (144 rows, boxes 1.57x the window), N-48-24's (72 rows, 1.41x).
+  CHECK(pays({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one}));
+  CHECK(pays({24, {4, 6, 48}, {3, 3, 3}, one, one, zero, one}));
+  // L1-70's (72 rows, 1.94x); 5 and 7 width taps.
+  CHECK_FALSE(pays({24, {4, 6, 96}, {3, 3, 3}, one, zero, zero, one}));
+  CHECK_FALSE(pays({32, {4, 6, 64}, {3, 5, 5}, one, zero, zero, one}));
+  CHECK_FALSE(pays({16, {4, 6, 64}, {3, 5, 7}, one, zero, zero, one}));
   const ct3d::cuda::PhaseProblem p =
       forward_problem({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one});
   CHECK(ct3d::cuda::plan_tap_columns_if_taken(p, false, true).box_width > 0);

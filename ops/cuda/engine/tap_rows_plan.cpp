@@ -119,18 +119,24 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
     return TapRowsPlan{};
   }
   const MainloopSwitch boxes = mainloop_switch("CT3D_TAP_COLUMNS_TMA");
-  if (source_boxes && (boxes == MainloopSwitch::kAlways ||
-                       (boxes == MainloopSwitch::kWherePays && window_boxes_pay(p)))) {
-    plan_window_boxes(p, plan);
+  if (source_boxes && boxes != MainloopSwitch::kNever) {
+    TapRowsPlan boxed = plan;
+    if (plan_window_boxes(p, boxed) &&
+        (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed))) {
+      plan = boxed;
+    }
   }
   return plan;
 }
 
-bool window_boxes_pay(const PhaseProblem& p) {
+bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {
   // One process, against the staged planes (tc5): 3 width taps 1.02-1.19x (L1-61 2.81 ->
   // 2.68 ms, N-48-24 0.81 -> 0.69, N-64-32-k3 0.41 -> 0.35); 5 taps 0.96-1.01x (L1-68,
-  // N-32-16-k5); 7 taps 0.75x (L1-58 0.83 -> 1.11 ms).
-  return p.dim[2].residue[0].taps == 3;
+  // N-32-16-k5); 7 taps 0.75x (L1-58 0.83 -> 1.11 ms). Against tc3's staged kernel
+  // (tc6, one call): L1-61 (boxes 1.57x the window's rows) 1.05-1.08x, N-48-24 and
+  // N-32-16-k3 (1.41x) 1.10-1.16x, N-64-32-k3 (1.38x) 1.13-1.20x; L1-70 (1.94x) 0.97-0.99x.
+  const int box_floats = boxed.box_width * boxed.box_lines;
+  return p.dim[2].residue[0].taps == 3 && 4 * box_floats <= 7 * boxed.window.window_rows;
 }
 
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {

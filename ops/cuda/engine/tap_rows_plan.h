@@ -102,8 +102,9 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
 // x box_width floats with box_width / 4 and box_lines odd: then the fragment loads'
 // channels 2t and 2t + 1 (t = 0..3) lie 8 banks apart (window_boxes.cuh).
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan);
-// Where the boxes measured faster than the staged planes (docs/KERNEL_LOG.md, tc5):
-// 3 width taps.
-bool window_boxes_pay(const PhaseProblem& p);
+// Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
+// (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
+// window's rows.
+bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed);
 
 }  // namespace ct3d::cuda
