@@ -134,7 +134,7 @@ bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {
   // 2.68 ms, N-48-24 0.81 -> 0.69, N-64-32-k3 0.41 -> 0.35); 5 taps 0.96-1.01x (L1-68,
   // N-32-16-k5); 7 taps 0.75x (L1-58 0.83 -> 1.11 ms). Against tc3's staged kernel
   // (tc6, one call): L1-61 (boxes 1.57x the window's rows) 1.05-1.08x, N-48-24 and
-  // N-32-16-k3 (1.41x) 1.10-1.16x, N-64-32-k3 (1.38x) 1.13-1.20x; L1-70 (1.94x) 0.97-0.99x.
+  // N-32-16-k3 (1.41x) 1.10-1.16x, N-64-32-k3 (1.38x) 1.13-1.21x; L1-70 (1.94x) 0.97-0.99x.
   const int box_floats = boxed.box_width * boxed.box_lines;
   return p.dim[2].residue[0].taps == 3 && 4 * box_floats <= 7 * boxed.window.window_rows;
 }
