@@ -32,6 +32,16 @@ ct3d::cuda::TapRowsPlan box_plan(const ct3d::cuda::PhaseProblem& p) {
   return plan;
 }
 
+// Whether the tap-columns plan of `p` (window unsplit, or both operands from shared
+// memory) takes boxes; where it does not, the plan is left staged.
+bool boxes_apply(const ct3d::cuda::PhaseProblem& p, bool raw_quads = true) {
+  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, raw_quads);
+  REQUIRE(plan.window.columns > 0);
+  const bool applies = ct3d::cuda::plan_window_boxes(p, plan);
+  CHECK((plan.box_width > 0) == applies);
+  return applies;
+}
+
 }  // namespace
 
 TEST_CASE("window boxes: odd 4-float groups a line, odd lines, within TMA's sides and the slots") {
@@ -54,21 +64,11 @@ TEST_CASE("window boxes: odd 4-float groups a line, odd lines, within TMA's side
   CHECK(plan70.box_lines == 5);
   CHECK(plan70.window_bytes == 8 * 100 * 5 * 4);
   // A width that is not a multiple of 4 floats has no tensor map: the staged planes.
-  const ct3d::cuda::PhaseProblem odd =
-      forward_problem({48, {4, 6, 62}, {3, 3, 3}, one, zero, zero, one});
-  ct3d::cuda::TapRowsPlan staged = ct3d::cuda::plan_tap_rows(odd, false, true, true);
-  REQUIRE(staged.window.columns > 0);
-  CHECK_FALSE(ct3d::cuda::plan_window_boxes(odd, staged));
-  CHECK(staged.box_width == 0);
+  CHECK_FALSE(boxes_apply(forward_problem({48, {4, 6, 62}, {3, 3, 3}, one, zero, zero, one})));
   // Nor does the form with both operands from shared memory.
-  ct3d::cuda::TapRowsPlan shared = ct3d::cuda::plan_tap_rows(p61, false, true, false);
-  CHECK_FALSE(ct3d::cuda::plan_window_boxes(p61, shared));
+  CHECK_FALSE(boxes_apply(p61, false));
   // Wide lines: a box of 3 lines x 260 floats would pass TMA's 256.
-  const ct3d::cuda::PhaseProblem wide =
-      forward_problem({48, {2, 3, 256}, {3, 3, 3}, one, zero, zero, one});
-  ct3d::cuda::TapRowsPlan wide_plan = ct3d::cuda::plan_tap_rows(wide, false, true, true);
-  REQUIRE(wide_plan.window.columns > 0);
-  CHECK_FALSE(ct3d::cuda::plan_window_boxes(wide, wide_plan));
+  CHECK_FALSE(boxes_apply(forward_problem({48, {2, 3, 256}, {3, 3, 3}, one, zero, zero, one})));
   // Every box: odd groups of 4 and odd lines, so a channel's box is 4 mod 8 floats
   // (window_boxes.cuh: the fragment loads' channels 2t lie 8 banks apart).
   // Halo 2 (3 taps, no padding): compact position 0 is width -2, the box starts at -4.
@@ -160,14 +160,9 @@ TEST_CASE("window boxes hold every stored output's reads at the offsets the kern
 
 TEST_CASE("window boxes are chosen by default for 3 width taps and little overfetch") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
-  const auto boxed = [](const ct3d::cuda::PhaseProblem& p) {
-    ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
-    REQUIRE(ct3d::cuda::plan_window_boxes(p, plan));
-    return plan;
-  };
-  const auto pays = [&](const ct3d::test::Shape& shape) {
+  const auto pays = [](const ct3d::test::Shape& shape) {
     const ct3d::cuda::PhaseProblem p = forward_problem(shape);
-    return ct3d::cuda::window_boxes_pay(p, boxed(p));
+    return ct3d::cuda::window_boxes_pay(p, box_plan(p));
   };
   // L1-61's lines (144 rows, boxes 1.57x the window), N-48-24's (72 rows, 1.41x).
   CHECK(pays({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one}));

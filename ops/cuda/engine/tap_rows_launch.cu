@@ -101,6 +101,18 @@ at::Tensor pack_tap_row_weights(const GatherProblem& problem, const PhaseProblem
   return packed;
 }
 
+// The plan of one launch over `samples` samples: every group's tiles, one channel block.
+TapRowsPlan launch_plan(const GatherProblem& problem, const PhaseProblem& p,
+                        const TapRowsPlan& plan, int64_t samples) {
+  TapRowsPlan launch = plan;
+  launch.window.channel_blocks = 1;
+  launch.window.groups = problem.groups;
+  launch.window.samples = samples;
+  launch.window.tiles =
+      problem.groups * samples * p.dim[0].max_positions * plan.window.column_blocks;
+  return launch;
+}
+
 // The register-A form with its window in TMA boxes of the source: the whole batch in
 // one launch.
 template <class Cfg>
@@ -110,12 +122,7 @@ void launch_boxes(const GatherProblem& problem, const PhaseProblem& p, const Tap
   auto kernel = wgmma_tap_rows_kernel<Cfg, true>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
-  TapRowsPlan batch_plan = plan;
-  batch_plan.window.channel_blocks = 1;
-  batch_plan.window.groups = problem.groups;
-  batch_plan.window.samples = source.size(0);
-  batch_plan.window.tiles =
-      problem.groups * source.size(0) * p.dim[0].max_positions * plan.window.column_blocks;
+  const TapRowsPlan batch_plan = launch_plan(problem, p, plan, source.size(0));
   const CUtensorMap map =
       encode_window_map(source, plan.box_width, plan.box_lines, 8 * Cfg::kStageSteps);
   const int64_t blocks = std::min<int64_t>(batch_plan.window.tiles, multiprocessor_count());
@@ -141,16 +148,11 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p, const Ta
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
   const int multiprocessors = multiprocessor_count();
-  TapRowsPlan chunk_plan = plan;
-  chunk_plan.window.channel_blocks = 1;
-  chunk_plan.window.groups = problem.groups;
   const CUtensorMap no_map{};
   for_each_window_chunk<Cfg::Ops::kHalf, Cfg::Ops::kRawQuads>(
       problem, plan.window, source, stream, staging_budget_floats,
       [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
-        chunk_plan.window.samples = samples;
-        chunk_plan.window.tiles =
-            problem.groups * samples * p.dim[0].max_positions * plan.window.column_blocks;
+        const TapRowsPlan chunk_plan = launch_plan(problem, p, plan, samples);
         const int64_t blocks = std::min<int64_t>(chunk_plan.window.tiles, multiprocessors);
         kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
             p, chunk_plan, planes.const_data_ptr(), no_map, packed.const_data_ptr(), bias_data,
