@@ -123,8 +123,16 @@ void launch_boxes(const GatherProblem& problem, const PhaseProblem& p, const Tap
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
   const TapRowsPlan batch_plan = launch_plan(problem, p, plan, source.size(0));
+  // Line tiles read each plane flat: one line of height x width positions.
+  TORCH_CHECK(source.size(3) == p.source_extent[1] && source.size(4) == p.source_extent[2],
+              "ct3d: the boxes' source is not the phase's");
+  const at::Tensor boxed =
+      plan.tile_lines > 0
+          ? source.view({source.size(0), source.size(1), source.size(2), 1,
+                         source.size(3) * source.size(4)})
+          : source;
   const CUtensorMap map =
-      encode_window_map(source, plan.box_width, plan.box_lines, 8 * Cfg::kStageSteps);
+      encode_window_map(boxed, plan.box_width, plan.box_lines, 8 * Cfg::kStageSteps);
   const int64_t blocks = std::min<int64_t>(batch_plan.window.tiles, multiprocessor_count());
   kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, plan.shared_bytes, stream>>>(
       p, batch_plan, nullptr, map, packed.const_data_ptr(), bias_data, output_data);

@@ -120,6 +120,13 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
   }
   const MainloopSwitch boxes = mainloop_switch("CT3D_TAP_COLUMNS_TMA");
   if (source_boxes && boxes != MainloopSwitch::kNever) {
+    // Line tiles first (CT3D_TAP_COLUMNS_LINES: 0 never, 1 at any width they fit).
+    const MainloopSwitch lines = mainloop_switch("CT3D_TAP_COLUMNS_LINES");
+    TapRowsPlan lined = plan;
+    if (lines != MainloopSwitch::kNever &&
+        plan_line_boxes(p, lined, lines == MainloopSwitch::kAlways)) {
+      return lined;
+    }
     TapRowsPlan boxed = plan;
     if (plan_window_boxes(p, boxed) &&
         (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed))) {
@@ -139,22 +146,13 @@ bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {
   return p.dim[2].residue[0].taps == 3 && 4 * box_floats <= 7 * boxed.window.window_rows;
 }
 
-bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
+namespace {
+
+// A box plan's stages: box_lines x box_width floats a channel, a stage's channels and
+// weights, as many slots as fit beside the epilogue's partial sums; false below
+// kMinSlots (the plan unchanged).
+bool fit_box_stages(int width, int lines, int lead, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
-  if (window.columns == 0 || !plan.raw_quads || p.source_extent[2] % 4 != 0) return false;
-  // A box line starts at a 16-byte boundary of the source (TMA's rule for the innermost
-  // coordinate) at or before the halo's first position, holds a compact line (line_pitch
-  // rows) and is padded to an odd number of 4-float groups; the lines cover a window
-  // starting anywhere in a line.
-  const int lead = (4 - p.halo_low[2] % 4) % 4;
-  int width = static_cast<int>(round_up(lead + window.line_pitch, 4));
-  if (width / 4 % 2 == 0) width += 4;
-  int lines = (window.line_pitch - 1 + window.window_rows - 1) / window.line_pitch + 1;
-  if (lines % 2 == 0) ++lines;
-  if (width > kMaxBoxSide || lines > kMaxBoxSide ||
-      width * lines > kMaxBoxOverfetch * window.window_rows) {
-    return false;
-  }
   const int m_tiles = tap_columns_m_tiles(plan.rows_used, true);
   const int stage_steps = 2 / m_tiles;
   const int step_weight_bytes = plan.rows_used * kRowBytes * 2;
@@ -173,6 +171,50 @@ bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   plan.epilogue_offset = slots * stage_bytes;
   // And up to 128 bytes to align the pool for TMA (wgmma_tap_rows_kernel.cuh).
   plan.shared_bytes = plan.epilogue_offset + epilogue_bytes + 128;
+  return true;
+}
+
+}  // namespace
+
+bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
+  ShiftedWindowPlan& window = plan.window;
+  if (window.columns == 0 || !plan.raw_quads || p.source_extent[2] % 4 != 0) return false;
+  // A box line starts at a 16-byte boundary of the source (TMA's rule for the innermost
+  // coordinate) at or before the halo's first position, holds a compact line (line_pitch
+  // rows) and is padded to an odd number of 4-float groups; the lines cover a window
+  // starting anywhere in a line.
+  const int lead = (4 - p.halo_low[2] % 4) % 4;
+  int width = static_cast<int>(round_up(lead + window.line_pitch, 4));
+  if (width / 4 % 2 == 0) width += 4;
+  int lines = (window.line_pitch - 1 + window.window_rows - 1) / window.line_pitch + 1;
+  if (lines % 2 == 0) ++lines;
+  if (width > kMaxBoxSide || lines > kMaxBoxSide ||
+      width * lines > kMaxBoxOverfetch * window.window_rows) {
+    return false;
+  }
+  return fit_box_stages(width, lines, lead, plan);
+}
+
+bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width) {
+  ShiftedWindowPlan& window = plan.window;
+  if (window.columns == 0 || !plan.raw_quads || tap_columns_m_tiles(plan.rows_used, true) != 1) {
+    return false;
+  }
+  const int block = window.block_columns;  // 2 warpgroups x 64 positions
+  const int source_width = p.source_extent[2];
+  const int64_t plane = int64_t{p.source_extent[1]} * source_width;
+  if (source_width > block || plane % 4 != 0 || plane > INT_MAX / 2) return false;
+  const int lines = block / source_width;
+  if (!any_width && 8 * lines * source_width < 7 * block) return false;
+  // A channel's box: the block's rows and 4 floats, an odd number of 4-float groups
+  // (window_boxes.cuh); past the tile's lines it reads the next line or TMA's zeros.
+  const int width = block / 4 % 2 == 1 ? block : block + 4;
+  TapRowsPlan lined = plan;
+  if (!fit_box_stages(width, 1, 0, lined)) return false;
+  plan = lined;
+  plan.tile_lines = lines;
+  window.column_step = lines;
+  window.column_blocks = (p.dim[1].max_positions + lines - 1) / lines;
   return true;
 }
 

@@ -64,6 +64,12 @@ struct TapRowsPlan {
   // in (TMA starts a box line at a 16-byte boundary of the source). 0: the window comes
   // from staged planes.
   int box_width = 0, box_lines = 0, box_lead = 0;
+  // Line tiles (KERNEL_LOG tc9; 0: none): a block's positions are tile_lines whole
+  // target lines x the source's width, its rows source positions of one plane in order
+  // (no halo columns computed), and a stage's box one run of the plane seen flat, the
+  // halos TMA's zeros; box_lines is 1. window.column_step is tile_lines, and a tile's
+  // column0 its first target line.
+  int tile_lines = 0;
   int window_bytes = 0;     // a stage's window: before its weights
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
@@ -102,6 +108,11 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
 // x box_width floats with box_width / 4 and box_lines odd: then the fragment loads'
 // channels 2t and 2t + 1 (t = 0..3) lie 8 banks apart (window_boxes.cuh).
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan);
+// Line tiles (tile_lines) for a one-m-tile register-A tap-columns plan, and its stages
+// and slots with them; false (the plan unchanged) where they do not apply: the source's
+// width at most a block's 128 positions, its planes a multiple of 4 floats, and (unless
+// `any_width`) whole lines filling at least 7/8 of the block.
+bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
 // (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
 // window's rows.

@@ -162,6 +162,62 @@ __device__ __forceinline__ void store_tap_rows_outputs(
   }
 }
 
+// Line tiles' (plan.tile_lines > 0; window_boxes.cuh): partial row (line l, source
+// column x) is position l * source width + x, so an output's width taps are the
+// partials of the source columns it reads, those inside the source.
+template <class Ops>
+__device__ __forceinline__ void store_line_tile_outputs(
+    const PhaseProblem& p, const TapRowsPlan& plan, const WindowTile& tile,
+    const float* partials, int thread, int threads, const float* __restrict__ bias,
+    typename Ops::Output* __restrict__ output) {
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const int pitch = plan.epilogue_pitch;
+  const int source_width = p.source_extent[2];
+  const int width = p.dim[2].max_positions;
+  const int lines = min(plan.tile_lines, p.dim[1].max_positions - tile.column0);
+  // Width tap tw of an output is partial row tw * channel_pitch + channel, shift(tw)
+  // columns on.
+  const int tap_step = plan.channel_pitch * pitch + rw.shift_step;
+  const float* group_bias = bias != nullptr ? bias + tile.group * p.cout_per_group : nullptr;
+  typename Ops::Output* tile_output =
+      output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0] +
+      int64_t{tile.column0} * p.output_stride[1] +
+      tile.group * p.cout_per_group * p.output_channel_stride;
+  for (int j = thread; j < lines * width; j += threads) {
+    const int line = j / width, w = j - line * width;
+    typename Ops::Output* out = tile_output + line * p.output_stride[1] + w * p.output_stride[2];
+    // The taps whose source column lies inside the source: [first, last).
+    const int x0 = w + rw.first_shift;
+    int first = 0, last = rw.taps;
+    while (first < last && (x0 + first * rw.shift_step < 0 ||
+                            x0 + first * rw.shift_step >= source_width)) {
+      ++first;
+    }
+    while (last > first && (x0 + (last - 1) * rw.shift_step < 0 ||
+                            x0 + (last - 1) * rw.shift_step >= source_width)) {
+      --last;
+    }
+    const float* partial = partials + line * source_width + x0;
+    for (int channel = 0; channel < p.cout_per_group; channel += 4) {
+      float sum[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sum[c] = 0.f;
+      for (int tw = first; tw < last; ++tw) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) sum[c] += partial[c * pitch + tw * tap_step];
+      }
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        if (channel + c < p.cout_per_group) {
+          const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
+          out[(channel + c) * p.output_channel_stride] = Ops::to_output(bias_value + sum[c]);
+        }
+      }
+      partial += 4 * pitch;
+    }
+  }
+}
+
 // kBoxes (the register-A form, plan.box_width > 0): the window by TMA boxes of the
 // source. A template argument, so that the staged form keeps its fixed pool address and
 // its fragment offsets as constants (L1-70 5 % faster, KERNEL_LOG tc6).
@@ -214,8 +270,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x, parity ^= 1) {
         const WindowTile tile = window_tile(p, window, index);
         mbarrier_wait(partials_written, parity);
-        store_tap_rows_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
-                                    bias, output);
+        if (kBoxes && plan.tile_lines > 0) {
+          store_line_tile_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
+                                       bias, output);
+        } else {
+          store_tap_rows_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
+                                      bias, output);
+        }
         mbarrier_arrive(partials_read);
       }
       return;

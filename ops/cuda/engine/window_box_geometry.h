@@ -24,6 +24,18 @@ CT3D_HOST_DEVICE BoxStart window_box_start(const PhaseProblem& p, const ShiftedW
   return {plane - p.halo_low[0], (row - plane * plane_pitch) / window.line_pitch - p.halo_low[1]};
 }
 
+// Line tiles (plan.tile_lines > 0): the source depth and the flat plane position (line
+// x width + column) of the box for depth tap td and height tap th of the tile whose
+// first target line is `line0` at target depth `depth`: the target line's source line
+// for that tap, column 0.
+CT3D_HOST_DEVICE BoxStart line_box_start(const PhaseProblem& p, int depth, int line0, int td,
+                                         int th) {
+  const ResidueParams& rd = p.dim[0].residue[0];
+  const ResidueParams& rh = p.dim[1].residue[0];
+  return {depth + rd.first_shift + td * rd.shift_step,
+          (line0 + rh.first_shift + th * rh.shift_step) * p.source_extent[2]};
+}
+
 // The source width a box line starts at: box_lead before compact position 0 (the
 // halo's first), a multiple of 4.
 CT3D_HOST_DEVICE int window_box_first_width(const PhaseProblem& p, const TapRowsPlan& plan) {

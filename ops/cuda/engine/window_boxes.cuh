@@ -10,6 +10,12 @@
 // columns that are not stored read them (the compact grid's own gaps end every read
 // of a stored output inside its plane).
 //
+// Line tiles (plan.tile_lines > 0, KERNEL_LOG tc9): a tile is whole target lines, its
+// rows the source positions of the lines its taps read, in order; per (depth tap,
+// height tap) one run of the source's plane seen flat, starting at the first line's
+// position 0: no halo columns are computed, and the run is the rows (and 4 floats).
+// Lines above or below the plane are flat positions outside it: TMA's zeros.
+//
 // In shared memory a stage's window is [channel][line][box_width]. A lane's A values
 // (rows g and g + 8, k t and t + 4) are channels 2t and 2t + 1 of the k-step (the
 // weights are packed in that K order), so that with a channel's box an odd multiple of
@@ -50,7 +56,9 @@ __device__ __forceinline__ FragmentOffsets<kMTiles> box_fragment_offsets(const T
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      f.row_offset[mt][i] = box_row_offset(plan, line_offset, row0 + 64 * mt + 8 * i);
+      const int row = row0 + 64 * mt + 8 * i;
+      // Line tiles: the box is the rows in order.
+      f.row_offset[mt][i] = plan.tile_lines > 0 ? row : box_row_offset(plan, line_offset, row);
     }
   }
   return f;
@@ -85,18 +93,29 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(window.slots)) {
     if (at.k_step == 0) {
       // A new (depth tap, height tap): its window's box.
-      box = window_box_start(
-          p, window,
-          static_cast<int>(first_row +
-                           (rd.first_shift + at.td * rd.shift_step) * window.plane_pitch +
-                           (rh.first_shift + at.th * rh.shift_step) * window.line_pitch));
+      if (plan.tile_lines > 0) {
+        box = line_box_start(p, tile.qd, tile.column0, at.td, at.th);
+      } else {
+        box = window_box_start(
+            p, window,
+            static_cast<int>(first_row +
+                             (rd.first_shift + at.td * rd.shift_step) * window.plane_pitch +
+                             (rh.first_shift + at.th * rh.shift_step) * window.line_pitch));
+      }
     }
     mbarrier_wait(empty0 + 8 * ring.slot, ring.phase ^ 1);
     const uint32_t stage = shared_base + ring.slot * window.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
     mbarrier_arrive_expect_bytes(full, expected);
-    tensor_copy_5d(stage, window_map, first_width, box.line, box.depth, channel0 + 8 * at.k_step,
-                   sample, full);
+    // Line tiles read the plane flat (a map of width x height positions, one line):
+    // box.line is then its first position.
+    if (plan.tile_lines > 0) {
+      tensor_copy_5d(stage, window_map, box.line, 0, box.depth, channel0 + 8 * at.k_step, sample,
+                     full);
+    } else {
+      tensor_copy_5d(stage, window_map, first_width, box.line, box.depth, channel0 + 8 * at.k_step,
+                     sample, full);
+    }
     copy_weights(stage + plan.window_bytes, stage_index, at.td, at.th, at.k_step, full);
     at.advance(kStageSteps, k_steps, rh.taps);
   }

@@ -1,0 +1,128 @@
+// The tap-columns form's line tiles (ops/cuda/engine/window_boxes.cuh, KERNEL_LOG tc9):
+// where they apply, their boxes, and that every stored output's width taps, as the
+// epilogue adds them (the taps whose source column is inside the source), read at the
+// flat box position the kernel computes the source value the convolution names, and
+// that the taps it leaves out read nothing but the halo.
+#include <ATen/ATen.h>
+
+#include "catch.h"
+#include "forward_window_problem.h"
+#include "ops/cuda/engine/tap_rows_plan.h"
+#include "ops/cuda/engine/window_box_geometry.h"
+
+using ct3d::test::forward_problem;
+using ct3d::test::Shape;
+
+namespace {
+
+constexpr int64_t kOutside = -1;
+
+int64_t source_index(const ct3d::cuda::PhaseProblem& p, int64_t d, int64_t h, int64_t w) {
+  const int64_t at[3] = {d, h, w};
+  for (int i = 0; i < 3; ++i) {
+    if (at[i] < 0 || at[i] >= p.source_extent[i]) return kOutside;
+  }
+  return (d * p.source_extent[1] + h) * p.source_extent[2] + w;
+}
+
+// The source index TMA reads at flat position `flat` of depth `depth` (a plane seen as
+// one line of height x width positions; zero outside it).
+int64_t flat_index(const ct3d::cuda::PhaseProblem& p, int depth, int64_t flat) {
+  const int64_t plane = int64_t{p.source_extent[1]} * p.source_extent[2];
+  if (depth < 0 || depth >= p.source_extent[0] || flat < 0 || flat >= plane) return kOutside;
+  return depth * plane + flat;
+}
+
+// The plan with line tiles at any width they fit, or columns 0 where they do not.
+ct3d::cuda::TapRowsPlan line_plan(const ct3d::cuda::PhaseProblem& p, bool any_width = true) {
+  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
+  REQUIRE(plan.window.columns > 0);
+  if (!ct3d::cuda::plan_line_boxes(p, plan, any_width)) plan.window.columns = 0;
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("line tiles: whole lines of a 128-position block, boxes of 132 floats, one line") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  // L1-61's geometry (64 wide, 144 rows): 2 lines a tile, 33 tiles a plane of 66 lines.
+  const ct3d::cuda::TapRowsPlan p61 = line_plan(forward_problem({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one}));
+  CHECK(p61.tile_lines == 2);
+  CHECK(p61.box_width == 132);
+  CHECK(p61.box_lines == 1);
+  CHECK(p61.window.column_step == 2);
+  CHECK(p61.window.column_blocks == 4);  // 8 target lines
+  CHECK(p61.window_bytes == 2 * 8 * 132 * 4);
+  CHECK(p61.window.slots >= 5);
+  CHECK(p61.shared_bytes <= 224 * 1024);
+  // L1-58's (7 taps, 112 rows, 64 wide).
+  CHECK(line_plan(forward_problem({16, {4, 6, 64}, {3, 5, 7}, one, zero, zero, one})).tile_lines == 2);
+  // 96 wide (L1-70's width) fills 3/4 of the block: only at any width.
+  const ct3d::cuda::PhaseProblem p96 = forward_problem({48, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one});
+  CHECK(line_plan(p96).tile_lines == 1);
+  CHECK(line_plan(p96, false).window.columns == 0);
+  // Wider than a block, two m-tiles (72 rows), planes not a multiple of 4 floats.
+  CHECK(line_plan(forward_problem({48, {3, 4, 132}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
+  CHECK(line_plan(forward_problem({24, {3, 4, 64}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
+  CHECK(line_plan(forward_problem({48, {3, 5, 13}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
+}
+
+TEST_CASE("line tiles read every stored output's width taps at the flat offsets the kernel computes") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const Shape shapes[] = {
+      {48, {3, 5, 64}, {3, 3, 3}, one, zero, zero, one},             // as L1-61
+      {16, {3, 6, 64}, {3, 5, 7}, one, zero, zero, one},             // as L1-58
+      {32, {3, 6, 16}, {3, 5, 5}, one, zero, zero, one},             // 5 taps, 8 lines a tile
+      {48, {3, 4, 40}, {3, 3, 3}, one, {1, 1, 1}, zero, one},        // padding, 3 lines of 40
+      {48, {3, 5, 12}, {3, 3, 3}, one, {0, 1, 2}, zero, {2, 1, 2}},  // dilation, mixed halos
+      {48, {2, 3, 4}, {3, 3, 3}, one, zero, zero, one},              // tiny lines
+      {48, {3, 4, 96}, {3, 3, 3}, one, zero, {0, 1, 0}, {1, 2, 1}},  // one line, output padding
+  };
+  for (const Shape& s : shapes) {
+    INFO("spatial " << s.spatial[0] << "x" << s.spatial[1] << "x" << s.spatial[2] << " kernel "
+                    << s.kernel[0] << "x" << s.kernel[1] << "x" << s.kernel[2]);
+    const ct3d::cuda::PhaseProblem p = forward_problem(s);
+    const ct3d::cuda::TapRowsPlan plan = line_plan(p);
+    REQUIRE(plan.tile_lines > 0);
+    const ct3d::cuda::ShiftedWindowPlan& w = plan.window;
+    const ct3d::cuda::ResidueParams& rd = p.dim[0].residue[0];
+    const ct3d::cuda::ResidueParams& rh = p.dim[1].residue[0];
+    const ct3d::cuda::ResidueParams& rw = p.dim[2].residue[0];
+    const int width = p.source_extent[2];
+    int64_t reads = 0, mismatches = 0, outside_block = 0, dropped_inside = 0, stored = 0;
+    for (int qd = 0; qd < p.dim[0].max_positions; ++qd) {
+      for (int block = 0; block < w.column_blocks; ++block) {
+        const int line0 = block * w.column_step;
+        for (int line = 0; line < plan.tile_lines && line0 + line < p.dim[1].max_positions; ++line) {
+          for (int qw = 0; qw < p.dim[2].max_positions; ++qw) {
+            ++stored;
+            for (int td = 0; td < rd.taps; ++td) {
+              for (int th = 0; th < rh.taps; ++th) {
+                const ct3d::cuda::BoxStart box = ct3d::cuda::line_box_start(p, qd, line0, td, th);
+                const int sd = rd.first_shift + td * rd.shift_step;
+                const int sh = rh.first_shift + th * rh.shift_step;
+                for (int tw = 0; tw < rw.taps; ++tw) {
+                  const int x = qw + rw.first_shift + tw * rw.shift_step;
+                  const int64_t expected = source_index(p, qd + sd, line0 + line + sh, x);
+                  if (x < 0 || x >= width) {  // the epilogue leaves this tap out
+                    dropped_inside += expected != kOutside;
+                    continue;
+                  }
+                  ++reads;
+                  const int row = line * width + x;
+                  outside_block += row >= w.block_columns;
+                  mismatches += expected != flat_index(p, box.depth, int64_t{box.line} + row);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    CHECK(stored == int64_t{p.dim[0].max_positions} * p.dim[1].max_positions * p.dim[2].max_positions);
+    CHECK(reads > 0);
+    CHECK(outside_block == 0);
+    CHECK(mismatches == 0);
+    CHECK(dropped_inside == 0);
+  }
+}
