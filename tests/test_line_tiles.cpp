@@ -61,10 +61,12 @@ TEST_CASE("line tiles: whole lines of a 128-position block, boxes of 132 floats,
   const ct3d::cuda::PhaseProblem p96 = forward_problem({48, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one});
   CHECK(line_plan(p96).tile_lines == 1);
   CHECK(line_plan(p96, false).window.columns == 0);
-  // Wider than a block, two m-tiles (72 rows), planes not a multiple of 4 floats.
+  // Wider than a block, two m-tiles (72 rows), widths not a multiple of 4 floats (a box
+  // would start off a 16-byte boundary).
   CHECK(line_plan(forward_problem({48, {3, 4, 132}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
   CHECK(line_plan(forward_problem({24, {3, 4, 64}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
   CHECK(line_plan(forward_problem({48, {3, 5, 13}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
+  CHECK(line_plan(forward_problem({48, {3, 4, 37}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
 }
 
 TEST_CASE("line tiles read every stored output's width taps at the flat offsets the kernel computes") {
@@ -75,6 +77,7 @@ TEST_CASE("line tiles read every stored output's width taps at the flat offsets 
       {32, {3, 6, 16}, {3, 5, 5}, one, zero, zero, one},             // 5 taps, 8 lines a tile
       {48, {3, 4, 40}, {3, 3, 3}, one, {1, 1, 1}, zero, one},        // padding, 3 lines of 40
       {48, {3, 5, 12}, {3, 3, 3}, one, {0, 1, 2}, zero, {2, 1, 2}},  // dilation, mixed halos
+      {32, {2, 4, 36}, {2, 3, 5}, one, zero, zero, {1, 1, 2}},       // 160 rows, 3 lines of 36
       {48, {2, 3, 4}, {3, 3, 3}, one, zero, zero, one},              // tiny lines
       {48, {3, 4, 96}, {3, 3, 3}, one, zero, {0, 1, 0}, {1, 2, 1}},  // one line, output padding
   };

@@ -203,7 +203,9 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width) {
   const int block = window.block_columns;  // 2 warpgroups x 64 positions
   const int source_width = p.source_extent[2];
   const int64_t plane = int64_t{p.source_extent[1]} * source_width;
-  if (source_width > block || plane % 4 != 0 || plane > INT_MAX / 2) return false;
+  // A box starts at a line's position 0: a 16-byte boundary (TMA's rule for the
+  // innermost coordinate) only where the width is a multiple of 4 floats.
+  if (source_width > block || source_width % 4 != 0 || plane > INT_MAX / 2) return false;
   const int lines = block / source_width;
   if (!any_width && 8 * lines * source_width < 7 * block) return false;
   // A channel's box: the block's rows and 4 floats, an odd number of 4-float groups

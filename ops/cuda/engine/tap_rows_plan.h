@@ -110,7 +110,7 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // Line tiles (tile_lines) for a one-m-tile register-A tap-columns plan, and its stages
 // and slots with them; false (the plan unchanged) where they do not apply: the source's
-// width at most a block's 128 positions, its planes a multiple of 4 floats, and (unless
+// width at most a block's 128 positions and a multiple of 4 floats, and (unless
 // `any_width`) whole lines filling at least 7/8 of the block.
 bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
