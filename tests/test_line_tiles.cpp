@@ -43,7 +43,7 @@ ct3d::cuda::TapRowsPlan line_plan(const ct3d::cuda::PhaseProblem& p, bool any_wi
 
 }  // namespace
 
-TEST_CASE("line tiles: whole lines of a 128-position block, boxes of 132 floats, one line") {
+TEST_CASE("line tiles: whole lines of a block, boxes of 132 floats a channel, one per 128 rows") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   // L1-61's geometry (64 wide, 144 rows): 2 lines a tile, 33 tiles a plane of 66 lines.
   const ct3d::cuda::TapRowsPlan p61 = line_plan(forward_problem({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one}));
@@ -61,10 +61,16 @@ TEST_CASE("line tiles: whole lines of a 128-position block, boxes of 132 floats,
   const ct3d::cuda::PhaseProblem p96 = forward_problem({48, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one});
   CHECK(line_plan(p96).tile_lines == 1);
   CHECK(line_plan(p96, false).window.columns == 0);
-  // Wider than a block, two m-tiles (72 rows), widths not a multiple of 4 floats (a box
-  // would start off a 16-byte boundary).
+  // Two m-tiles (72 rows): 256 positions a block, two boxes a stage of one k-step.
+  const ct3d::cuda::TapRowsPlan p72 = line_plan(forward_problem({24, {3, 4, 48}, {3, 3, 3}, one, zero, zero, one}));
+  CHECK(p72.tile_lines == 5);
+  CHECK(p72.stage_boxes == 2);
+  CHECK(p72.window_bytes == 2 * 8 * 132 * 4);
+  CHECK(line_plan(forward_problem({24, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one}), false).window.columns == 0);
+  CHECK(line_plan(forward_problem({24, {3, 4, 200}, {3, 3, 3}, one, zero, zero, one})).tile_lines == 1);
+  // Wider than a block, widths not a multiple of 4 floats (a box would start off a
+  // 16-byte boundary).
   CHECK(line_plan(forward_problem({48, {3, 4, 132}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
-  CHECK(line_plan(forward_problem({24, {3, 4, 64}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
   CHECK(line_plan(forward_problem({48, {3, 5, 13}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
   CHECK(line_plan(forward_problem({48, {3, 4, 37}, {3, 3, 3}, one, zero, zero, one})).window.columns == 0);
 }
@@ -78,6 +84,8 @@ TEST_CASE("line tiles read every stored output's width taps at the flat offsets 
       {48, {3, 4, 40}, {3, 3, 3}, one, {1, 1, 1}, zero, one},        // padding, 3 lines of 40
       {48, {3, 5, 12}, {3, 3, 3}, one, {0, 1, 2}, zero, {2, 1, 2}},  // dilation, mixed halos
       {32, {2, 4, 36}, {2, 3, 5}, one, zero, zero, {1, 1, 2}},       // 160 rows, 3 lines of 36
+      {24, {3, 5, 48}, {3, 3, 3}, one, {1, 1, 1}, zero, one},        // 72 rows: two boxes, 5 lines
+      {16, {3, 4, 200}, {3, 3, 4}, one, zero, zero, one},            // 64 rows: one line, two boxes
       {48, {2, 3, 4}, {3, 3, 3}, one, zero, zero, one},              // tiny lines
       {48, {3, 4, 96}, {3, 3, 3}, one, zero, {0, 1, 0}, {1, 2, 1}},  // one line, output padding
   };
@@ -113,7 +121,7 @@ TEST_CASE("line tiles read every stored output's width taps at the flat offsets 
                   }
                   ++reads;
                   const int row = line * width + x;
-                  outside_block += row >= w.block_columns;
+                  outside_block += row >= w.block_columns || row >= plan.tile_lines * width;
                   mismatches += expected != flat_index(p, box.depth, int64_t{box.line} + row);
                 }
               }

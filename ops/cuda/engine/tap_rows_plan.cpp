@@ -148,16 +148,17 @@ bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {
 
 namespace {
 
-// A box plan's stages: box_lines x box_width floats a channel, a stage's channels and
-// weights, as many slots as fit beside the epilogue's partial sums; false below
-// kMinSlots (the plan unchanged).
-bool fit_box_stages(int width, int lines, int lead, TapRowsPlan& plan) {
+// A box plan's stages: `boxes` boxes of box_lines x box_width floats a channel, a
+// stage's channels and weights, as many slots as fit beside the epilogue's partial
+// sums; false below kMinSlots (the plan unchanged).
+bool fit_box_stages(int width, int lines, int lead, int boxes, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
   const int m_tiles = tap_columns_m_tiles(plan.rows_used, true);
   const int stage_steps = 2 / m_tiles;
   const int step_weight_bytes = plan.rows_used * kRowBytes * 2;
   // A step's 8 channels; TMA lands a box at a 128-byte boundary.
-  const int window_bytes = static_cast<int>(round_up(stage_steps * 8 * width * lines * 4, 128));
+  const int window_bytes =
+      static_cast<int>(round_up(boxes * stage_steps * 8 * width * lines * 4, 128));
   const int stage_bytes = window_bytes + stage_steps * step_weight_bytes;
   const int epilogue_bytes = plan.rows_used * plan.epilogue_pitch * 4;
   const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
@@ -165,6 +166,7 @@ bool fit_box_stages(int width, int lines, int lead, TapRowsPlan& plan) {
   plan.box_width = width;
   plan.box_lines = lines;
   plan.box_lead = lead;
+  plan.stage_boxes = boxes;
   plan.window_bytes = window_bytes;
   window.stage_bytes = stage_bytes;
   window.slots = slots;
@@ -192,15 +194,13 @@ bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
       width * lines > kMaxBoxOverfetch * window.window_rows) {
     return false;
   }
-  return fit_box_stages(width, lines, lead, plan);
+  return fit_box_stages(width, lines, lead, 1, plan);
 }
 
 bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width) {
   ShiftedWindowPlan& window = plan.window;
-  if (window.columns == 0 || !plan.raw_quads || tap_columns_m_tiles(plan.rows_used, true) != 1) {
-    return false;
-  }
-  const int block = window.block_columns;  // 2 warpgroups x 64 positions
+  if (window.columns == 0 || !plan.raw_quads) return false;
+  const int block = window.block_columns;  // 2 warpgroups x 64 positions x m-tiles
   const int source_width = p.source_extent[2];
   const int64_t plane = int64_t{p.source_extent[1]} * source_width;
   // A box starts at a line's position 0: a 16-byte boundary (TMA's rule for the
@@ -208,11 +208,13 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width) {
   if (source_width > block || source_width % 4 != 0 || plane > INT_MAX / 2) return false;
   const int lines = block / source_width;
   if (!any_width && 8 * lines * source_width < 7 * block) return false;
-  // A channel's box: the block's rows and 4 floats, an odd number of 4-float groups
-  // (window_boxes.cuh); past the tile's lines it reads the next line or TMA's zeros.
-  const int width = block / 4 % 2 == 1 ? block : block + 4;
+  // A channel's box: 128 rows and 4 floats, an odd number of 4-float groups
+  // (window_boxes.cuh), one per 128 rows; past the tile's lines it reads the next line
+  // or TMA's zeros.
+  constexpr int kBoxRows = 128;
+  static_assert(kBoxRows / 4 % 2 == 0, "a box's 4-float groups made odd by one more");
   TapRowsPlan lined = plan;
-  if (!fit_box_stages(width, 1, 0, lined)) return false;
+  if (!fit_box_stages(kBoxRows + 4, 1, 0, block / kBoxRows, lined)) return false;
   plan = lined;
   plan.tile_lines = lines;
   window.column_step = lines;

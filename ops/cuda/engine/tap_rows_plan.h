@@ -70,6 +70,9 @@ struct TapRowsPlan {
   // halos TMA's zeros; box_lines is 1. window.column_step is tile_lines, and a tile's
   // column0 its first target line.
   int tile_lines = 0;
+  // Line tiles' boxes per stage: one per 128 rows (TMA's boxes are at most 256 floats a
+  // side), so with two m-tiles one per compute warpgroup, 8 * box_width floats apart.
+  int stage_boxes = 1;
   int window_bytes = 0;     // a stage's window: before its weights
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
@@ -108,9 +111,9 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
 // x box_width floats with box_width / 4 and box_lines odd: then the fragment loads'
 // channels 2t and 2t + 1 (t = 0..3) lie 8 banks apart (window_boxes.cuh).
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan);
-// Line tiles (tile_lines) for a one-m-tile register-A tap-columns plan, and its stages
+// Line tiles (tile_lines) for a register-A tap-columns plan, and its stages
 // and slots with them; false (the plan unchanged) where they do not apply: the source's
-// width at most a block's 128 positions and a multiple of 4 floats, and (unless
+// width at most a block's positions (128 or 256) and a multiple of 4 floats, and (unless
 // `any_width`) whole lines filling at least 7/8 of the block.
 bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes

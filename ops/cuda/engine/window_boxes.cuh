@@ -13,7 +13,8 @@
 // Line tiles (plan.tile_lines > 0, KERNEL_LOG tc9): a tile is whole target lines, its
 // rows the source positions of the lines its taps read, in order; per (depth tap,
 // height tap) one run of the source's plane seen flat, starting at the first line's
-// position 0: no halo columns are computed, and the run is the rows (and 4 floats).
+// position 0: no halo columns are computed, and the run is the rows (and 4 floats), a
+// box per 128 rows (plan.stage_boxes: with two m-tiles one per compute warpgroup).
 // Lines above or below the plane are flat positions outside it: TMA's zeros.
 //
 // In shared memory a stage's window is [channel][line][box_width]. A lane's A values
@@ -57,8 +58,10 @@ __device__ __forceinline__ FragmentOffsets<kMTiles> box_fragment_offsets(const T
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const int row = row0 + 64 * mt + 8 * i;
-      // Line tiles: the box is the rows in order.
-      f.row_offset[mt][i] = plan.tile_lines > 0 ? row : box_row_offset(plan, line_offset, row);
+      // Line tiles: each 128 rows in order in their own box.
+      f.row_offset[mt][i] =
+          plan.tile_lines > 0 ? (row >> 7) * (plan.window_bytes / 4 / plan.stage_boxes) + (row & 127)
+                              : box_row_offset(plan, line_offset, row);
     }
   }
   return f;
@@ -83,7 +86,8 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   const int64_t first_row =
       window.origin + tile.qd * window.plane_pitch + tile.column0 + window.min_width_shift;
   const uint32_t expected =
-      kStageSteps * (8u * plan.box_width * plan.box_lines * 4 + step_weight_bytes);
+      kStageSteps * (8u * plan.box_width * plan.box_lines * 4 * plan.stage_boxes + step_weight_bytes);
+  const uint32_t box_bytes = kStageSteps * 8u * plan.box_width * 4;  // a line tile's box
   const int channel0 = static_cast<int>(tile.group) * p.cin_per_group;
   const int sample = static_cast<int>(tile.n);
   const int first_width = window_box_first_width(p, plan);
@@ -110,8 +114,10 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
     // Line tiles read the plane flat (a map of width x height positions, one line):
     // box.line is then its first position.
     if (plan.tile_lines > 0) {
-      tensor_copy_5d(stage, window_map, box.line, 0, box.depth, channel0 + 8 * at.k_step, sample,
-                     full);
+      for (int b = 0; b < plan.stage_boxes; ++b) {
+        tensor_copy_5d(stage + b * box_bytes, window_map, box.line + 128 * b, 0, box.depth,
+                       channel0 + 8 * at.k_step, sample, full);
+      }
     } else {
       tensor_copy_5d(stage, window_map, first_width, box.line, box.depth, channel0 + 8 * at.k_step,
                      sample, full);
