@@ -33,11 +33,15 @@ int64_t flat_index(const ct3d::cuda::PhaseProblem& p, int depth, int64_t flat) {
   return depth * plane + flat;
 }
 
-// The plan with line tiles at any width they fit, or columns 0 where they do not.
-ct3d::cuda::TapRowsPlan line_plan(const ct3d::cuda::PhaseProblem& p, bool any_width = true) {
+// The plan with line tiles at any width they fit (or, with `where_pays`, where
+// line_tiles_pay), or columns 0 where they do not.
+ct3d::cuda::TapRowsPlan line_plan(const ct3d::cuda::PhaseProblem& p, bool where_pays = false) {
   ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
   REQUIRE(plan.window.columns > 0);
-  if (!ct3d::cuda::plan_line_boxes(p, plan, any_width)) plan.window.columns = 0;
+  if (!ct3d::cuda::plan_line_boxes(p, plan) ||
+      (where_pays && !ct3d::cuda::line_tiles_pay(p, plan))) {
+    plan.window.columns = 0;
+  }
   return plan;
 }
 
@@ -60,13 +64,13 @@ TEST_CASE("line tiles: whole lines of a block, boxes of 132 floats a channel, on
   // 96 wide (L1-70's width) fills 3/4 of the block: only at any width.
   const ct3d::cuda::PhaseProblem p96 = forward_problem({48, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one});
   CHECK(line_plan(p96).tile_lines == 1);
-  CHECK(line_plan(p96, false).window.columns == 0);
+  CHECK(line_plan(p96, true).window.columns == 0);
   // Two m-tiles (72 rows): 256 positions a block, two boxes a stage of one k-step.
   const ct3d::cuda::TapRowsPlan p72 = line_plan(forward_problem({24, {3, 4, 48}, {3, 3, 3}, one, zero, zero, one}));
   CHECK(p72.tile_lines == 5);
   CHECK(p72.stage_boxes == 2);
   CHECK(p72.window_bytes == 2 * 8 * 132 * 4);
-  CHECK(line_plan(forward_problem({24, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one}), false).window.columns == 0);
+  CHECK(line_plan(forward_problem({24, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one}), true).window.columns == 0);
   CHECK(line_plan(forward_problem({24, {3, 4, 200}, {3, 3, 3}, one, zero, zero, one})).tile_lines == 1);
   // Wider than a block, widths not a multiple of 4 floats (a box would start off a
   // 16-byte boundary).
@@ -136,4 +140,24 @@ TEST_CASE("line tiles read every stored output's width taps at the flat offsets 
     CHECK(mismatches == 0);
     CHECK(dropped_inside == 0);
   }
+}
+
+TEST_CASE("line tiles are chosen by default where they measured faster") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const auto lined = [](const Shape& shape, bool source_boxes = true) {
+    const ct3d::cuda::PhaseProblem p = forward_problem(shape);
+    return ct3d::cuda::plan_tap_columns_if_taken(p, false, source_boxes).tile_lines > 0;
+  };
+  // L1-61's lines (144 rows), L1-58's (112), N-64-32-k3's (96), N-32-16-k5's (80).
+  CHECK(lined({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one}));
+  CHECK(lined({16, {4, 6, 64}, {3, 5, 7}, one, zero, zero, one}));
+  CHECK(lined({32, {4, 6, 32}, {3, 3, 3}, one, one, zero, one}));
+  CHECK(lined({16, {4, 6, 32}, {5, 5, 5}, one, {2, 2, 2}, zero, one}));
+  // A source TMA may not read; N-48-24's (72 rows), N-32-16-k3's (48); L1-70's width
+  // (96: 3/4 of a block) and a 68-wide line alone in a block.
+  CHECK_FALSE(lined({48, {4, 6, 64}, {3, 3, 3}, one, zero, zero, one}, false));
+  CHECK_FALSE(lined({24, {4, 6, 48}, {3, 3, 3}, one, one, zero, one}));
+  CHECK_FALSE(lined({16, {4, 6, 48}, {3, 3, 3}, one, one, zero, one}));
+  CHECK_FALSE(lined({24, {4, 6, 96}, {3, 3, 3}, one, zero, zero, one}));
+  CHECK_FALSE(lined({32, {4, 6, 68}, {3, 5, 5}, one, zero, zero, one}));
 }

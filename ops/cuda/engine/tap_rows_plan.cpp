@@ -123,8 +123,8 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
     // Line tiles first (CT3D_TAP_COLUMNS_LINES: 0 never, 1 at any width they fit).
     const MainloopSwitch lines = mainloop_switch("CT3D_TAP_COLUMNS_LINES");
     TapRowsPlan lined = plan;
-    if (lines != MainloopSwitch::kNever &&
-        plan_line_boxes(p, lined, lines == MainloopSwitch::kAlways)) {
+    if (lines != MainloopSwitch::kNever && plan_line_boxes(p, lined) &&
+        (lines == MainloopSwitch::kAlways || line_tiles_pay(p, lined))) {
       return lined;
     }
     TapRowsPlan boxed = plan;
@@ -178,6 +178,16 @@ bool fit_box_stages(int width, int lines, int lead, int boxes, TapRowsPlan& plan
 
 }  // namespace
 
+bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined) {
+  // One process, against the default before them (KERNEL_LOG tc9, tc10), forward: L1-58
+  // (112 rows) 0.830 -> 0.635 ms, L1-61 (144) 2.74 -> 2.61, N-32-16-k5 (80) 0.514 ->
+  // 0.432, N-64-32-k3 (96) 0.388 -> 0.333; but N-48-24 (72) 0.751 -> 0.808 and N-32-16-k3
+  // (48) 0.513 -> 0.550. Input gradients: 96 to 160 rows 1.08-1.22x. At 68 of a block's
+  // 128 rows (L1-68's input gradient, one 68-wide line) 12.35 -> 20.47 ms.
+  const int rows = lined.tile_lines * p.source_extent[2];
+  return lined.rows_used >= 80 && 8 * rows >= 7 * lined.window.block_columns;
+}
+
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
   if (window.columns == 0 || !plan.raw_quads || p.source_extent[2] % 4 != 0) return false;
@@ -197,7 +207,7 @@ bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   return fit_box_stages(width, lines, lead, 1, plan);
 }
 
-bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width) {
+bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
   if (window.columns == 0 || !plan.raw_quads) return false;
   const int block = window.block_columns;  // 2 warpgroups x 64 positions x m-tiles
@@ -207,7 +217,6 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width) {
   // innermost coordinate) only where the width is a multiple of 4 floats.
   if (source_width > block || source_width % 4 != 0 || plane > INT_MAX / 2) return false;
   const int lines = block / source_width;
-  if (!any_width && 8 * lines * source_width < 7 * block) return false;
   // A channel's box: 128 rows and 4 floats, an odd number of 4-float groups
   // (window_boxes.cuh), one per 128 rows; past the tile's lines it reads the next line
   // or TMA's zeros.

@@ -113,9 +113,12 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // Line tiles (tile_lines) for a register-A tap-columns plan, and its stages
 // and slots with them; false (the plan unchanged) where they do not apply: the source's
-// width at most a block's positions (128 or 256) and a multiple of 4 floats, and (unless
-// `any_width`) whole lines filling at least 7/8 of the block.
-bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan, bool any_width);
+// width at most a block's positions (128 or 256) and a multiple of 4 floats.
+bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan);
+// Where line tiles (a plan_line_boxes plan) measured faster than the plan before them
+// (docs/KERNEL_LOG.md, tc9 and tc10): at least 80 rows, and whole lines filling at least
+// 7/8 of the block's positions.
+bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
 // (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
 // window's rows.
