@@ -1,5 +1,6 @@
 // The forward problem of a shape with 16 input channels and batch 2, as the shifted-
-// window plans' tests build it (test_shifted_window_plan.cpp, test_window_boxes.cpp).
+// window plans' tests build it (test_shifted_window_plan.cpp, test_window_boxes.cpp,
+// test_line_tiles.cpp), and its source positions as indices.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -27,6 +28,17 @@ inline ct3d::cuda::PhaseProblem forward_problem(const Shape& s) {
   const at::Tensor out = at::empty({2, s.cout, g.dim[0].output, g.dim[1].output, g.dim[2].output});
   return ct3d::cuda::make_phase_problem(ct3d::cuda::forward_gather(g), 16,
                                         ct3d::cuda::kWindowBlockChannels, out);
+}
+
+// A source position (d, h, w) of `p` as one index, or kOutside where it is outside the
+// source (a halo's zero).
+constexpr int64_t kOutside = -1;
+inline int64_t source_index(const ct3d::cuda::PhaseProblem& p, int64_t d, int64_t h, int64_t w) {
+  const int64_t at[3] = {d, h, w};
+  for (int i = 0; i < 3; ++i) {
+    if (at[i] < 0 || at[i] >= p.source_extent[i]) return kOutside;
+  }
+  return (d * p.source_extent[1] + h) * p.source_extent[2] + w;
 }
 
 }  // namespace ct3d::test

@@ -11,19 +11,11 @@
 #include "ops/cuda/engine/window_box_geometry.h"
 
 using ct3d::test::forward_problem;
+using ct3d::test::kOutside;
+using ct3d::test::source_index;
 using ct3d::test::Shape;
 
 namespace {
-
-constexpr int64_t kOutside = -1;
-
-int64_t source_index(const ct3d::cuda::PhaseProblem& p, int64_t d, int64_t h, int64_t w) {
-  const int64_t at[3] = {d, h, w};
-  for (int i = 0; i < 3; ++i) {
-    if (at[i] < 0 || at[i] >= p.source_extent[i]) return kOutside;
-  }
-  return (d * p.source_extent[1] + h) * p.source_extent[2] + w;
-}
 
 // The source index TMA reads at flat position `flat` of depth `depth` (a plane seen as
 // one line of height x width positions; zero outside it).
