@@ -29,6 +29,34 @@ constexpr int kBlockOverheadColumns = 32;
 constexpr int kMaxBoxSide = 256;
 constexpr int kMaxBoxOverfetch = 3;
 
+// A box plan's stages: `boxes` boxes of box_lines x box_width floats a channel, a
+// stage's channels and weights, as many slots as fit beside the epilogue's partial
+// sums; false below kMinSlots (the plan unchanged).
+bool fit_box_stages(int width, int lines, int lead, int boxes, TapRowsPlan& plan) {
+  ShiftedWindowPlan& window = plan.window;
+  const int m_tiles = tap_columns_m_tiles(plan.rows_used, true);
+  const int stage_steps = 2 / m_tiles;
+  const int step_weight_bytes = plan.rows_used * kRowBytes * 2;
+  // A step's 8 channels; TMA lands a box at a 128-byte boundary.
+  const int window_bytes =
+      static_cast<int>(round_up(boxes * stage_steps * 8 * width * lines * 4, 128));
+  const int stage_bytes = window_bytes + stage_steps * step_weight_bytes;
+  const int epilogue_bytes = plan.rows_used * plan.epilogue_pitch * 4;
+  const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
+  if (slots < kMinSlots) return false;
+  plan.box_width = width;
+  plan.box_lines = lines;
+  plan.box_lead = lead;
+  plan.stage_boxes = boxes;
+  plan.window_bytes = window_bytes;
+  window.stage_bytes = stage_bytes;
+  window.slots = slots;
+  plan.epilogue_offset = slots * stage_bytes;
+  // And up to 128 bytes to align the pool for TMA (wgmma_tap_rows_kernel.cuh).
+  plan.shared_bytes = plan.epilogue_offset + epilogue_bytes + 128;
+  return true;
+}
+
 }  // namespace
 
 TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positions_on_m,
@@ -146,38 +174,6 @@ bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {
   return p.dim[2].residue[0].taps == 3 && 4 * box_floats <= 7 * boxed.window.window_rows;
 }
 
-namespace {
-
-// A box plan's stages: `boxes` boxes of box_lines x box_width floats a channel, a
-// stage's channels and weights, as many slots as fit beside the epilogue's partial
-// sums; false below kMinSlots (the plan unchanged).
-bool fit_box_stages(int width, int lines, int lead, int boxes, TapRowsPlan& plan) {
-  ShiftedWindowPlan& window = plan.window;
-  const int m_tiles = tap_columns_m_tiles(plan.rows_used, true);
-  const int stage_steps = 2 / m_tiles;
-  const int step_weight_bytes = plan.rows_used * kRowBytes * 2;
-  // A step's 8 channels; TMA lands a box at a 128-byte boundary.
-  const int window_bytes =
-      static_cast<int>(round_up(boxes * stage_steps * 8 * width * lines * 4, 128));
-  const int stage_bytes = window_bytes + stage_steps * step_weight_bytes;
-  const int epilogue_bytes = plan.rows_used * plan.epilogue_pitch * 4;
-  const int slots = std::min(kMaxSlots, (kSharedBudgetBytes - epilogue_bytes) / stage_bytes);
-  if (slots < kMinSlots) return false;
-  plan.box_width = width;
-  plan.box_lines = lines;
-  plan.box_lead = lead;
-  plan.stage_boxes = boxes;
-  plan.window_bytes = window_bytes;
-  window.stage_bytes = stage_bytes;
-  window.slots = slots;
-  plan.epilogue_offset = slots * stage_bytes;
-  // And up to 128 bytes to align the pool for TMA (wgmma_tap_rows_kernel.cuh).
-  plan.shared_bytes = plan.epilogue_offset + epilogue_bytes + 128;
-  return true;
-}
-
-}  // namespace
-
 bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined) {
   // One process, against the default before them (KERNEL_LOG tc9, tc10), forward: L1-58
   // (112 rows) 0.830 -> 0.635 ms, L1-61 (144) 2.74 -> 2.61, N-32-16-k5 (80) 0.514 ->
@@ -222,9 +218,7 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   // or TMA's zeros.
   constexpr int kBoxRows = 128;
   static_assert(kBoxRows / 4 % 2 == 0, "a box's 4-float groups made odd by one more");
-  TapRowsPlan lined = plan;
-  if (!fit_box_stages(kBoxRows + 4, 1, 0, block / kBoxRows, lined)) return false;
-  plan = lined;
+  if (!fit_box_stages(kBoxRows + 4, 1, 0, block / kBoxRows, plan)) return false;
   plan.tile_lines = lines;
   window.column_step = lines;
   window.column_blocks = (p.dim[1].max_positions + lines - 1) / lines;
