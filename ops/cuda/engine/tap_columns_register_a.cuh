@@ -79,6 +79,34 @@ __device__ __forceinline__ void load_box_fragments(const float* stage,
   }
 }
 
+// The same from line tiles' boxes (tile_lines > 0): a box per kFlatBoxRows rows, a channel
+// kFlatBoxWidth floats, so each value lies a compile-time distance from `lane`
+// (flat_fragment_lane) and the loads need no address arithmetic. Runtime offsets
+// (load_box_fragments) cost L1-70 22 instructions a k-step (KERNEL_LOG tc13).
+template <int kStageSteps, int kMTiles>
+__device__ __forceinline__ const float* flat_fragment_lane(const float* stage, int row0, int t) {
+  // A lane's rows (row0, + 8, + 64 per m-tile) share row0's box: row0 % 128 is below
+  // 64 with two m-tiles, below 56 + 64 with one (wgmma_tap_rows_kernel.cuh).
+  static_assert(kMTiles <= 2, "a lane's rows in one box");
+  constexpr int kBoxFloats = kStageSteps * 8 * kFlatBoxWidth;
+  return stage + (row0 / kFlatBoxRows) * kBoxFloats + row0 % kFlatBoxRows + 2 * t * kFlatBoxWidth;
+}
+
+template <int kStageSteps, int kMTiles>
+__device__ __forceinline__ void load_flat_fragments(const float* lane,
+                                                    WindowFragments<kStageSteps, kMTiles>& f) {
+#pragma unroll
+  for (int step = 0; step < kStageSteps; ++step) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      const float* k_low = lane + step * 8 * kFlatBoxWidth + 64 * mt;
+      const float* k_high = k_low + kFlatBoxWidth;
+      split_tf32(make_float4(k_low[0], k_low[8], k_high[0], k_high[8]), f.hi[step][mt],
+                 f.lo[step][mt]);
+    }
+  }
+}
+
 // One stage's products: per k-step the weights' hi and lo descriptors (K-major core
 // matrices, as the SS form's B), per m-tile lo*hi, hi*lo, hi*hi. accumulate 0 starts
 // the chain.

@@ -153,6 +153,8 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
     TapRowsPlan lined = plan;
     if (lines != MainloopSwitch::kNever && plan_line_boxes(p, lined) &&
         (lines == MainloopSwitch::kAlways || line_tiles_pay(p, lined))) {
+      lined.flat_constant_offsets =
+          mainloop_switch("CT3D_TAP_COLUMNS_FLAT_OFFSETS") != MainloopSwitch::kNever;
       return lined;
     }
     TapRowsPlan boxed = plan;
@@ -213,12 +215,7 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   // innermost coordinate) only where the width is a multiple of 4 floats.
   if (source_width > block || source_width % 4 != 0 || plane > INT_MAX / 2) return false;
   const int lines = block / source_width;
-  // A channel's box: 128 rows and 4 floats, an odd number of 4-float groups
-  // (window_boxes.cuh), one per 128 rows; past the tile's lines it reads the next line
-  // or TMA's zeros.
-  constexpr int kBoxRows = 128;
-  static_assert(kBoxRows / 4 % 2 == 0, "a box's 4-float groups made odd by one more");
-  if (!fit_box_stages(kBoxRows + 4, 1, 0, block / kBoxRows, plan)) return false;
+  if (!fit_box_stages(kFlatBoxWidth, 1, 0, block / kFlatBoxRows, plan)) return false;
   plan.tile_lines = lines;
   window.column_step = lines;
   window.column_blocks = (p.dim[1].max_positions + lines - 1) / lines;

@@ -42,6 +42,13 @@ constexpr int tap_columns_m_tiles(int rows, bool raw_quads) {
   return rows <= (raw_quads ? 80 : 96) ? 2 : 1;
 }
 
+// Line tiles' boxes: a channel's 128 rows and 4 floats, an odd number of 4-float groups
+// (window_boxes.cuh), one box per 128 rows; past the tile's lines a box reads the next
+// line or TMA's zeros. The device code reads them at compile-time offsets.
+constexpr int kFlatBoxRows = 128;
+constexpr int kFlatBoxWidth = kFlatBoxRows + 4;
+static_assert(kFlatBoxWidth / 4 % 2 == 1, "a box's 4-float groups odd");
+
 struct TapRowsPlan {
   // The window, grid and tile fields as the shifted-window GEMM's: block_columns is
   // the window a block reads, column_step the outputs it stores, channel_blocks 1.
@@ -73,6 +80,9 @@ struct TapRowsPlan {
   // Line tiles' boxes per stage: one per 128 rows (TMA's boxes are at most 256 floats a
   // side), so with two m-tiles one per compute warpgroup, 8 * box_width floats apart.
   int stage_boxes = 1;
+  // Experiment switch (KERNEL_LOG tc13): false reads line tiles' fragments at the
+  // offsets in registers of the box form.
+  bool flat_constant_offsets = true;
   int window_bytes = 0;     // a stage's window: before its weights
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots

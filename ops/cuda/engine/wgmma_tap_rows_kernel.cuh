@@ -322,6 +322,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int row0 = column_offset + 16 * (((tid - 128) >> 5) & 3) + (lane >> 2);
     const int t = lane & 3;
     Fragments sets[2];
+    const bool flat_offsets = plan.tile_lines > 0 && plan.flat_constant_offsets;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
       zero_total(total);
@@ -338,7 +339,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const int slot = ring.slot;
         const float* stage_window = shared + slot * (window.stage_bytes / 4);
         if constexpr (kBoxes) {
-          load_box_fragments<Cfg::kStageSteps, kMTiles>(stage_window, offsets, mine);
+          if (flat_offsets) {
+            load_flat_fragments<Cfg::kStageSteps, kMTiles>(
+                flat_fragment_lane<Cfg::kStageSteps, kMTiles>(stage_window, row0, t), mine);
+          } else {
+            load_box_fragments<Cfg::kStageSteps, kMTiles>(stage_window, offsets, mine);
+          }
         } else {
           load_staged_fragments<Cfg::kStageSteps, kMTiles>(stage_window, window.window_pitch, row0,
                                                            t, mine);
