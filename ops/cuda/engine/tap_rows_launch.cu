@@ -123,11 +123,11 @@ void launch_boxes(const GatherProblem& problem, const PhaseProblem& p, const Tap
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
   const TapRowsPlan batch_plan = launch_plan(problem, p, plan, source.size(0));
-  // Line tiles read each plane flat: one line of height x width positions.
+  // Line and flat tiles read each plane flat: one line of height x width positions.
   TORCH_CHECK(source.size(3) == p.source_extent[1] && source.size(4) == p.source_extent[2],
               "ct3d: the boxes' source is not the phase's");
   const at::Tensor boxed =
-      plan.tile_lines > 0
+      flat_rows(plan)
           ? source.view({source.size(0), source.size(1), source.size(2), 1,
                          source.size(3) * source.size(4)})
           : source;

@@ -127,6 +127,11 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
         (lines == MainloopSwitch::kAlways || line_tiles_pay(p, lined))) {
       return lined;
     }
+    TapRowsPlan flat = plan;
+    if (mainloop_switch("CT3D_TAP_COLUMNS_FLAT") == MainloopSwitch::kAlways &&
+        plan_flat_boxes(p, flat)) {
+      return flat;
+    }
     TapRowsPlan boxed = plan;
     if (plan_window_boxes(p, boxed) &&
         (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed))) {
@@ -147,6 +152,12 @@ bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {
 }
 
 namespace {
+
+// Line and flat tiles' boxes: a channel's 128 rows and 4 floats, an odd number of 4-float
+// groups (window_boxes.cuh), one per 128 rows; past the tile's rows they read the next
+// line or TMA's zeros.
+constexpr int kBoxRows = 128;
+static_assert(kBoxRows / 4 % 2 == 0, "a box's 4-float groups made odd by one more");
 
 // A box plan's stages: `boxes` boxes of box_lines x box_width floats a channel, a
 // stage's channels and weights, as many slots as fit beside the epilogue's partial
@@ -217,17 +228,35 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   // innermost coordinate) only where the width is a multiple of 4 floats.
   if (source_width > block || source_width % 4 != 0 || plane > INT_MAX / 2) return false;
   const int lines = block / source_width;
-  // A channel's box: 128 rows and 4 floats, an odd number of 4-float groups
-  // (window_boxes.cuh), one per 128 rows; past the tile's lines it reads the next line
-  // or TMA's zeros.
-  constexpr int kBoxRows = 128;
-  static_assert(kBoxRows / 4 % 2 == 0, "a box's 4-float groups made odd by one more");
   TapRowsPlan lined = plan;
   if (!fit_box_stages(kBoxRows + 4, 1, 0, block / kBoxRows, lined)) return false;
   plan = lined;
   plan.tile_lines = lines;
   window.column_step = lines;
   window.column_blocks = (p.dim[1].max_positions + lines - 1) / lines;
+  return true;
+}
+
+bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
+  ShiftedWindowPlan& window = plan.window;
+  if (window.columns == 0 || !plan.raw_quads) return false;
+  const int block = window.block_columns;
+  const int source_width = p.source_extent[2];
+  const int64_t flat_rows = int64_t{p.dim[1].max_positions} * source_width;
+  const int64_t plane = int64_t{p.source_extent[1]} * source_width;
+  if (source_width % 4 != 0 || std::max(flat_rows, plane) > INT_MAX / 2) return false;
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const int span = shift_span(rw.shift_step, rw.taps);
+  // A multiple of 4: every tile's box starts at a 16-byte boundary.
+  const int step = (block - span) / 4 * 4;
+  if (step < block / 2) return false;
+  TapRowsPlan flat = plan;
+  if (!fit_box_stages(kBoxRows + 4, 1, 0, block / kBoxRows, flat)) return false;
+  plan = flat;
+  plan.flat_step = step;
+  window.column_step = step;
+  // Tile 0 stores the flat rows' outputs [0, step + span), tile t [t step + span, ...).
+  window.column_blocks = static_cast<int>(std::max<int64_t>(1, (flat_rows - span + step - 1) / step));
   return true;
 }
 
