@@ -3,7 +3,10 @@ change that has a switch: ct3d's forward (and its input gradient) per problem, m
 ms per setting over alternating rounds, with cuDNN's default path in the same dtype.
 ct3d reads its switches on every call, so the settings share the inputs and the GPU.
 
-    python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0 [rounds] [reps]
+    python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0 [rounds] [reps] [errors]
+
+With "errors" last, it also prints each setting's forward error against float64 (for a
+switch that changes the arithmetic, such as CT3D_FLUSH_STEPS).
 """
 
 import os
@@ -23,6 +26,7 @@ switch, values = sys.argv[3].split("=")
 values = values.split(",")
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
 reps = int(sys.argv[5]) if len(sys.argv) > 5 else 10
+with_errors = sys.argv[-1] == "errors"
 
 
 def operations(problem):
@@ -47,6 +51,9 @@ def operations(problem):
         ("dgrad", lambda g: torch.ops.ct3d.conv_transpose3d_input_backward(
             g, w, size, stride, padding, groups, dilation), grads),
         ("cudnn fwd", lambda x: conv(x), inputs),
+        ("float64", lambda x: torch.nn.functional.conv_transpose3d(
+            x.double(), w.double(), None if b is None else b.double(), stride, padding,
+            _triple(c.get("output_padding", 0)), groups, dilation), inputs),
     ]
 
 
@@ -67,5 +74,16 @@ with torch.no_grad():
             row = " ".join(f"{statistics.median(times[v]):16.3f}" for v in values)
             tail = f" {cudnn_ms:9.3f}" if label == "fwd" else ""
             print(f"{problem.label:18} {label:9} {row}{tail}", flush=True)
+            if with_errors and label == "fwd":
+                reference = ops[3][1](inputs[0])
+                errors = []
+                for v in values:
+                    os.environ[switch] = v
+                    out = fn(inputs[0]).double()
+                    errors.append(((out - reference).norm() / reference.norm()).item())
+                os.environ.pop(switch)
+                print(f"{problem.label:18} {'fwd err':9} " +
+                      " ".join(f"{e:16.2e}" for e in errors), flush=True)
+                del reference
         del ops
         torch.cuda.empty_cache()

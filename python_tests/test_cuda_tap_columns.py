@@ -6,7 +6,8 @@ and output padding, long lines and tiny planes, many tiles per block, the input
 gradient, exact operands (float16 widened) and the input's scale; each with the window
 unsplit and split in registers, read by TMA from the source where it can (the default:
 widths a multiple of 4, channels of one group per box; as line tiles, CT3D_TAP_COLUMNS_LINES=1,
-where a block's 128 positions are whole source lines, or as window boxes) or from staged planes
+where a block's positions are whole source lines, as flat tiles, CT3D_TAP_COLUMNS_FLAT=1,
+or as window boxes) or from staged planes
 (CT3D_TAP_COLUMNS_TMA=0), and with both operands from shared memory
 (CT3D_TAP_COLUMNS_RAW=0; not built for 64, 112 and 160 rows, which then take the
 tap-rows form or, above 128 rows, the other mainloops). Skipped without CUDA."""
@@ -58,14 +59,15 @@ CASES = [
     (2, 32, 32, (3, 6, 38), (3, 3, 5), ONE, (1, 1, 1), ZERO, 1, ONE),   # 160, gradient's 40
     (2, 48, 48, (8, 40, 32), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),        # 144, 220 line tiles
 ]
-FORMS = ["lines", "boxes", "staged", "shared"]
+FORMS = ["lines", "flat", "boxes", "staged", "shared"]
 
 
 def switches(form):
     return {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0",
             "CT3D_TAP_COLUMNS_RAW": "0" if form == "shared" else "1",
-            "CT3D_TAP_COLUMNS_TMA": "1" if form in ("lines", "boxes") else "0",
-            "CT3D_TAP_COLUMNS_LINES": "1" if form == "lines" else "0"}
+            "CT3D_TAP_COLUMNS_TMA": "1" if form in ("lines", "flat", "boxes") else "0",
+            "CT3D_TAP_COLUMNS_LINES": "1" if form == "lines" else "0",
+            "CT3D_TAP_COLUMNS_FLAT": "1" if form == "flat" else "0"}
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -127,7 +129,7 @@ def test_all_gradients_op_with_the_tap_columns_input_gradient(cin, kernel):
                 assert error <= FLOAT32_BAR, (name, mask, error)
 
 
-@pytest.mark.parametrize("form", ["lines", "boxes", "staged"])
+@pytest.mark.parametrize("form", ["lines", "flat", "boxes", "staged"])
 def test_the_boxes_take_the_place_of_the_staging_pass(form, monkeypatch):
     """L1-61's geometry (64 wide): with boxes no staging kernel runs."""
     case = edge_case((2, 48, 48, (4, 6, 64), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE), bias=True)

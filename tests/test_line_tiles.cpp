@@ -105,7 +105,7 @@ TEST_CASE("line tiles read every stored output's width taps at the flat offsets 
             ++stored;
             for (int td = 0; td < rd.taps; ++td) {
               for (int th = 0; th < rh.taps; ++th) {
-                const ct3d::cuda::BoxStart box = ct3d::cuda::line_box_start(p, qd, line0, td, th);
+                const ct3d::cuda::BoxStart box = ct3d::cuda::line_box_start(p, qd, line0 * width, td, th);
                 const int sd = rd.first_shift + td * rd.shift_step;
                 const int sh = rh.first_shift + th * rh.shift_step;
                 for (int tw = 0; tw < rw.taps; ++tw) {

@@ -79,7 +79,7 @@ __device__ __forceinline__ void load_box_fragments(const float* stage,
   }
 }
 
-// The same from line tiles' boxes (tile_lines > 0): a box per kFlatBoxRows rows, a channel
+// The same from line or flat tiles' boxes (flat_rows): a box per kFlatBoxRows rows, a channel
 // kFlatBoxWidth floats, so each value lies a compile-time distance from `lane`
 // (flat_fragment_lane) and the loads need no address arithmetic. Runtime offsets
 // (load_box_fragments) cost L1-70 22 instructions a k-step (KERNEL_LOG tc13).

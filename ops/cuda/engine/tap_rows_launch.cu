@@ -125,9 +125,9 @@ void launch_boxes(const GatherProblem& problem, const PhaseProblem& p, const Tap
   const TapRowsPlan batch_plan = launch_plan(problem, p, plan, source.size(0));
   TORCH_CHECK(source.size(3) == p.source_extent[1] && source.size(4) == p.source_extent[2],
               "ct3d: the boxes' source is not the phase's");
-  // Line tiles read each plane flat: one line of height x width positions.
+  // Line and flat tiles read each plane flat: one line of height x width positions.
   const at::Tensor boxed =
-      plan.tile_lines > 0
+      flat_rows(plan)
           ? source.view({source.size(0), source.size(1), source.size(2), 1,
                          source.size(3) * source.size(4)})
           : source;

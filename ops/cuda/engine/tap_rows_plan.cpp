@@ -157,6 +157,13 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
           mainloop_switch("CT3D_TAP_COLUMNS_FLAT_OFFSETS") != MainloopSwitch::kNever;
       return lined;
     }
+    TapRowsPlan flat = plan;
+    if (mainloop_switch("CT3D_TAP_COLUMNS_FLAT") == MainloopSwitch::kAlways &&
+        plan_flat_boxes(p, flat)) {
+      flat.flat_constant_offsets =
+          mainloop_switch("CT3D_TAP_COLUMNS_FLAT_OFFSETS") != MainloopSwitch::kNever;
+      return flat;
+    }
     TapRowsPlan boxed = plan;
     if (plan_window_boxes(p, boxed) &&
         (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed))) {
@@ -219,6 +226,27 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   plan.tile_lines = lines;
   window.column_step = lines;
   window.column_blocks = (p.dim[1].max_positions + lines - 1) / lines;
+  return true;
+}
+
+bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
+  ShiftedWindowPlan& window = plan.window;
+  if (window.columns == 0 || !plan.raw_quads) return false;
+  const int block = window.block_columns;
+  const int source_width = p.source_extent[2];
+  const int64_t flat_rows = int64_t{p.dim[1].max_positions} * source_width;
+  const int64_t plane = int64_t{p.source_extent[1]} * source_width;
+  if (source_width % 4 != 0 || std::max(flat_rows, plane) > INT_MAX / 2) return false;
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const int span = shift_span(rw.shift_step, rw.taps);
+  // A multiple of 4: every tile's box starts at a 16-byte boundary.
+  const int step = (block - span) / 4 * 4;
+  if (step < block / 2) return false;
+  if (!fit_box_stages(kFlatBoxWidth, 1, 0, block / kFlatBoxRows, plan)) return false;
+  plan.flat_step = step;
+  window.column_step = step;
+  // Tile 0 stores the flat rows' outputs [0, step + span), tile t [t step + span, ...).
+  window.column_blocks = static_cast<int>(std::max<int64_t>(1, (flat_rows - span + step - 1) / step));
   return true;
 }
 

@@ -77,6 +77,12 @@ struct TapRowsPlan {
   // halos TMA's zeros; box_lines is 1. window.column_step is tile_lines, and a tile's
   // column0 its first target line.
   int tile_lines = 0;
+  // Flat tiles (KERNEL_LOG tc11, drafted; 0: none): where whole lines do not fill a
+  // block, its rows are flat_step (a multiple of 4) apart in the plane seen flat
+  // (target line x source width + source column), and neighbouring tiles overlap by the
+  // width taps' span; a tile's column0 is its first flat row, and it stores the outputs
+  // window_box_geometry.h's flat_tile_owned gives it. Same boxes as line tiles.
+  int flat_step = 0;
   // Line tiles' boxes per stage: one per 128 rows (TMA's boxes are at most 256 floats a
   // side), so with two m-tiles one per compute warpgroup, 8 * box_width floats apart.
   int stage_boxes = 1;
@@ -129,6 +135,11 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // (docs/KERNEL_LOG.md, tc9 and tc10): at least 80 rows, and whole lines filling at least
 // 7/8 of the block's positions.
 bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined);
+// Flat tiles (flat_step) for a register-A tap-columns plan, and its stages and slots;
+// false (the plan unchanged) where they do not apply: the source's width a multiple of
+// 4 floats, and a block at least twice the width taps' span. Taken only where
+// CT3D_TAP_COLUMNS_FLAT=1 (not yet measured).
+bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
 // (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
 // window's rows.

@@ -218,6 +218,63 @@ __device__ __forceinline__ void store_line_tile_outputs(
   }
 }
 
+// Flat tiles' (plan.flat_step > 0; window_box_geometry.h): the outputs whose owner row
+// lies in the tile's owned range, each from the partials of the source columns it reads
+// (flat row line * source width + column, less the tile's first row).
+template <class Ops>
+__device__ __forceinline__ void store_flat_tile_outputs(
+    const PhaseProblem& p, const TapRowsPlan& plan, const WindowTile& tile,
+    const float* partials, int thread, int threads, const float* __restrict__ bias,
+    typename Ops::Output* __restrict__ output) {
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const int pitch = plan.epilogue_pitch;
+  const int source_width = p.source_extent[2];
+  const int width = p.dim[2].max_positions;
+  const FlatRange owned = flat_tile_owned(p, plan, tile.column0);
+  const int first_line = owned.begin / source_width;
+  const int lines = (owned.end - 1) / source_width - first_line + 1;
+  const int tap_step = plan.channel_pitch * pitch + rw.shift_step;
+  const float* group_bias = bias != nullptr ? bias + tile.group * p.cout_per_group : nullptr;
+  typename Ops::Output* tile_output =
+      output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0] +
+      int64_t{first_line} * p.output_stride[1] +
+      tile.group * p.cout_per_group * p.output_channel_stride;
+  for (int j = thread; j < lines * width; j += threads) {
+    const int line = j / width, w = j - line * width;
+    const int owner = flat_owner(p, first_line + line, w);
+    if (owner < owned.begin || owner >= owned.end) continue;
+    typename Ops::Output* out = tile_output + line * p.output_stride[1] + w * p.output_stride[2];
+    const int x0 = w + rw.first_shift;
+    int first = 0, last = rw.taps;
+    while (first < last && (x0 + first * rw.shift_step < 0 ||
+                            x0 + first * rw.shift_step >= source_width)) {
+      ++first;
+    }
+    while (last > first && (x0 + (last - 1) * rw.shift_step < 0 ||
+                            x0 + (last - 1) * rw.shift_step >= source_width)) {
+      --last;
+    }
+    const float* partial = partials + ((first_line + line) * source_width - tile.column0) + x0;
+    for (int channel = 0; channel < p.cout_per_group; channel += 4) {
+      float sum[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sum[c] = 0.f;
+      for (int tw = first; tw < last; ++tw) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) sum[c] += partial[c * pitch + tw * tap_step];
+      }
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        if (channel + c < p.cout_per_group) {
+          const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
+          out[(channel + c) * p.output_channel_stride] = Ops::to_output(bias_value + sum[c]);
+        }
+      }
+      partial += 4 * pitch;
+    }
+  }
+}
+
 // kBoxes (the register-A form, plan.box_width > 0): the window by TMA boxes of the
 // source. A template argument, so that the staged form keeps its fixed pool address and
 // its fragment offsets as constants (L1-70 5 % faster, KERNEL_LOG tc6).
@@ -273,6 +330,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if (kBoxes && plan.tile_lines > 0) {
           store_line_tile_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
                                        bias, output);
+        } else if (kBoxes && plan.flat_step > 0) {
+          store_flat_tile_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
+                                       bias, output);
         } else {
           store_tap_rows_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
                                       bias, output);
@@ -322,7 +382,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int row0 = column_offset + 16 * (((tid - 128) >> 5) & 3) + (lane >> 2);
     const int t = lane & 3;
     Fragments sets[2];
-    const bool flat_offsets = plan.tile_lines > 0 && plan.flat_constant_offsets;
+    const bool flat_offsets = flat_rows(plan) && plan.flat_constant_offsets;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
       zero_total(total);

@@ -8,6 +8,7 @@
 #include "ops/conv_geometry.h"  // CT3D_HOST_DEVICE
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/tap_rows_plan.h"
+#include "ops/cuda/engine/width_tap_reuse.h"
 
 namespace ct3d::cuda {
 
@@ -24,16 +25,52 @@ CT3D_HOST_DEVICE BoxStart window_box_start(const PhaseProblem& p, const ShiftedW
   return {plane - p.halo_low[0], (row - plane * plane_pitch) / window.line_pitch - p.halo_low[1]};
 }
 
-// Line tiles (plan.tile_lines > 0): the source depth and the flat plane position (line
-// x width + column) of the box for depth tap td and height tap th of the tile whose
-// first target line is `line0` at target depth `depth`: the target line's source line
-// for that tap, column 0.
-CT3D_HOST_DEVICE BoxStart line_box_start(const PhaseProblem& p, int depth, int line0, int td,
+// Line and flat tiles: the source depth and the flat plane position (line x width +
+// column) of the box for depth tap td and height tap th of the tile whose first flat row
+// (target line x source width + source column) is `row0` at target depth `depth`: that
+// row's source position for the tap.
+CT3D_HOST_DEVICE BoxStart line_box_start(const PhaseProblem& p, int depth, int row0, int td,
                                          int th) {
   const ResidueParams& rd = p.dim[0].residue[0];
   const ResidueParams& rh = p.dim[1].residue[0];
   return {depth + rd.first_shift + td * rd.shift_step,
-          (line0 + rh.first_shift + th * rh.shift_step) * p.source_extent[2]};
+          row0 + (rh.first_shift + th * rh.shift_step) * p.source_extent[2]};
+}
+
+// Whether the plan's rows are flat rows in order (line or flat tiles), a box per 128.
+CT3D_HOST_DEVICE bool flat_rows(const TapRowsPlan& plan) {
+  return plan.tile_lines > 0 || plan.flat_step > 0;
+}
+
+// The first flat row of the tile whose column0 is `column0` (line tiles count lines).
+CT3D_HOST_DEVICE int flat_tile_row0(const PhaseProblem& p, const TapRowsPlan& plan, int column0) {
+  return plan.tile_lines > 0 ? column0 * p.source_extent[2] : column0;
+}
+
+// Flat tiles: the flat row that owns output (line, column): that of the last source
+// column its width taps read, clamped into the line. An output's reads lie within the
+// span before its owner, in its line.
+CT3D_HOST_DEVICE int flat_owner(const PhaseProblem& p, int line, int column) {
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const int last_shift = rw.first_shift + (rw.shift_step > 0 ? (rw.taps - 1) * rw.shift_step : 0);
+  const int width = p.source_extent[2];
+  const int x = column + last_shift;
+  return line * width + (x < 0 ? 0 : x >= width ? width - 1 : x);
+}
+
+// The flat rows [begin, end) whose outputs the flat tile at `row0` stores: tile 0 from 0,
+// every tile flat_step of them, starting the width taps' span past its first row, so
+// that all of an output's reads lie in the tile's rows.
+struct FlatRange {
+  int begin, end;
+};
+CT3D_HOST_DEVICE FlatRange flat_tile_owned(const PhaseProblem& p, const TapRowsPlan& plan,
+                                           int row0) {
+  const ResidueParams& rw = p.dim[2].residue[0];
+  const int span = shift_span(rw.shift_step, rw.taps);
+  const int rows = p.dim[1].max_positions * p.source_extent[2];
+  const int end = row0 + plan.flat_step + span;
+  return {row0 == 0 ? 0 : row0 + span, end < rows ? end : rows};
 }
 
 // The source width a box line starts at: box_lead before compact position 0 (the

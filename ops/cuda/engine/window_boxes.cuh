@@ -60,7 +60,7 @@ __device__ __forceinline__ FragmentOffsets<kMTiles> box_fragment_offsets(const T
       const int row = row0 + 64 * mt + 8 * i;
       // Line tiles: each 128 rows in order in their own box.
       f.row_offset[mt][i] =
-          plan.tile_lines > 0 ? (row >> 7) * (plan.window_bytes / 4 / plan.stage_boxes) + (row & 127)
+          flat_rows(plan) ? (row >> 7) * (plan.window_bytes / 4 / plan.stage_boxes) + (row & 127)
                               : box_row_offset(plan, line_offset, row);
     }
   }
@@ -97,8 +97,8 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(window.slots)) {
     if (at.k_step == 0) {
       // A new (depth tap, height tap): its window's box.
-      if (plan.tile_lines > 0) {
-        box = line_box_start(p, tile.qd, tile.column0, at.td, at.th);
+      if (flat_rows(plan)) {
+        box = line_box_start(p, tile.qd, flat_tile_row0(p, plan, tile.column0), at.td, at.th);
       } else {
         box = window_box_start(
             p, window,
@@ -113,7 +113,7 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
     mbarrier_arrive_expect_bytes(full, expected);
     // Line tiles read the plane flat (a map of width x height positions, one line):
     // box.line is then its first position.
-    if (plan.tile_lines > 0) {
+    if (flat_rows(plan)) {
       for (int b = 0; b < plan.stage_boxes; ++b) {
         tensor_copy_5d(stage + b * box_bytes, window_map, box.line + 128 * b, 0, box.depth,
                        channel0 + 8 * at.k_step, sample, full);

@@ -1,0 +1,117 @@
+// The tap-columns form's flat tiles (ops/cuda/engine/window_box_geometry.h, KERNEL_LOG
+// tc11): every stored output is owned by exactly one tile, and each of its width taps
+// inside the source reads, at the row of that tile's flat box the kernel computes, the
+// source value the convolution names.
+#include <ATen/ATen.h>
+
+#include "catch.h"
+#include "forward_window_problem.h"
+#include "ops/cuda/engine/tap_rows_plan.h"
+#include "ops/cuda/engine/window_box_geometry.h"
+
+using ct3d::test::forward_problem;
+using ct3d::test::kOutside;
+using ct3d::test::Shape;
+using ct3d::test::source_index;
+
+namespace {
+
+int64_t flat_index(const ct3d::cuda::PhaseProblem& p, int depth, int64_t flat) {
+  const int64_t plane = int64_t{p.source_extent[1]} * p.source_extent[2];
+  if (depth < 0 || depth >= p.source_extent[0] || flat < 0 || flat >= plane) return kOutside;
+  return depth * plane + flat;
+}
+
+ct3d::cuda::TapRowsPlan flat_plan(const ct3d::cuda::PhaseProblem& p) {
+  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
+  REQUIRE(plan.window.columns > 0);
+  REQUIRE(ct3d::cuda::plan_flat_boxes(p, plan));
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("flat tiles: steps of a multiple of 4 within the block less the span") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  // L1-70's width (96, 72 rows: 256 a block, two boxes a stage).
+  const ct3d::cuda::TapRowsPlan p70 = flat_plan(forward_problem({24, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one}));
+  CHECK(p70.flat_step == 252);
+  CHECK(p70.stage_boxes == 2);
+  CHECK(p70.box_width == 132);
+  CHECK(p70.window.column_step == 252);
+  // L1-68's input gradient's width (68, 160 rows: 128 a block).
+  const ct3d::cuda::TapRowsPlan p68 = flat_plan(forward_problem({32, {3, 4, 68}, {3, 5, 5}, one, zero, zero, one}));
+  CHECK(p68.flat_step == 124);
+  CHECK(p68.stage_boxes == 1);
+  ct3d::cuda::TapRowsPlan odd = ct3d::cuda::plan_tap_rows(
+      forward_problem({24, {3, 4, 37}, {3, 3, 3}, one, zero, zero, one}), false, true, true);
+  CHECK_FALSE(ct3d::cuda::plan_flat_boxes(forward_problem({24, {3, 4, 37}, {3, 3, 3}, one, zero, zero, one}), odd));
+}
+
+TEST_CASE("flat tiles store every output once, its reads in the owning tile's box") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  const Shape shapes[] = {
+      {24, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one},             // as L1-70
+      {32, {3, 5, 68}, {3, 5, 5}, one, zero, zero, one},             // as L1-68's input gradient
+      {48, {3, 4, 64}, {3, 3, 3}, one, zero, zero, one},             // as L1-61
+      {16, {3, 3, 200}, {3, 3, 4}, one, zero, zero, one},            // lines longer than a block
+      {48, {3, 5, 12}, {3, 3, 3}, one, {0, 1, 2}, zero, {2, 1, 2}},  // dilation, padding
+      {24, {3, 5, 20}, {3, 3, 3}, one, {1, 1, 1}, zero, one},        // padding, 72 rows
+      {48, {2, 3, 4}, {3, 3, 3}, one, zero, zero, one},              // tiny lines
+      {16, {2, 4, 36}, {2, 3, 7}, one, {0, 0, 3}, zero, one},        // 7 taps, padding
+  };
+  for (const Shape& s : shapes) {
+    INFO("spatial " << s.spatial[0] << "x" << s.spatial[1] << "x" << s.spatial[2] << " kernel "
+                    << s.kernel[0] << "x" << s.kernel[1] << "x" << s.kernel[2]);
+    const ct3d::cuda::PhaseProblem p = forward_problem(s);
+    const ct3d::cuda::TapRowsPlan plan = flat_plan(p);
+    const ct3d::cuda::ShiftedWindowPlan& w = plan.window;
+    const ct3d::cuda::ResidueParams& rd = p.dim[0].residue[0];
+    const ct3d::cuda::ResidueParams& rh = p.dim[1].residue[0];
+    const ct3d::cuda::ResidueParams& rw = p.dim[2].residue[0];
+    const int width = p.source_extent[2];
+    const int height = p.dim[1].max_positions, out_width = p.dim[2].max_positions;
+    int64_t reads = 0, mismatches = 0, outside_block = 0, wrong_owners = 0, bad_ranges = 0;
+    for (int block = 0; block < w.column_blocks; ++block) {
+      const ct3d::cuda::FlatRange r = ct3d::cuda::flat_tile_owned(p, plan, block * w.column_step);
+      bad_ranges += r.begin >= r.end || r.begin < block * w.column_step;
+    }
+    for (int qd = 0; qd < p.dim[0].max_positions; ++qd) {
+      for (int qh = 0; qh < height; ++qh) {
+        for (int qw = 0; qw < out_width; ++qw) {
+          const int owner = ct3d::cuda::flat_owner(p, qh, qw);
+          int owners = 0, row0 = 0;
+          for (int block = 0; block < w.column_blocks; ++block) {
+            const ct3d::cuda::FlatRange r = ct3d::cuda::flat_tile_owned(p, plan, block * w.column_step);
+            if (owner >= r.begin && owner < r.end) {
+              ++owners;
+              row0 = block * w.column_step;
+            }
+          }
+          wrong_owners += owners != 1;
+          for (int td = 0; td < rd.taps; ++td) {
+            for (int th = 0; th < rh.taps; ++th) {
+              const ct3d::cuda::BoxStart box = ct3d::cuda::line_box_start(p, qd, row0, td, th);
+              const int sd = rd.first_shift + td * rd.shift_step;
+              const int sh = rh.first_shift + th * rh.shift_step;
+              for (int tw = 0; tw < rw.taps; ++tw) {
+                const int x = qw + rw.first_shift + tw * rw.shift_step;
+                if (x < 0 || x >= width) continue;  // the epilogue leaves it out
+                ++reads;
+                const int row = qh * width + x - row0;
+                outside_block += row < 0 || row >= w.block_columns;
+                mismatches += source_index(p, qd + sd, qh + sh, x) !=
+                              flat_index(p, box.depth, int64_t{box.line} + row);
+              }
+            }
+          }
+        }
+      }
+    }
+    CHECK(reads > 0);
+    CHECK(bad_ranges == 0);
+    CHECK(wrong_owners == 0);
+    CHECK(outside_block == 0);
+    CHECK(mismatches == 0);
+  }
+}
