@@ -115,3 +115,23 @@ TEST_CASE("flat tiles store every output once, its reads in the owning tile's bo
     CHECK(mismatches == 0);
   }
 }
+
+TEST_CASE("flat tiles by default: input gradients, and forwards without window boxes") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  CHECK(ct3d::cuda::flat_tiles_pay(true, true));
+  CHECK(ct3d::cuda::flat_tiles_pay(false, false));
+  CHECK_FALSE(ct3d::cuda::flat_tiles_pay(false, true));
+  // (The switches unset.) L1-70's forward (96 wide: two lines fill 3/4 of 256 positions,
+  // boxes 1.94x the window's rows) takes flat tiles; N-48-24's (48 wide, 72 rows) window
+  // boxes; the same geometry as an input gradient flat tiles.
+  const auto p70 = forward_problem({24, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one});
+  const ct3d::cuda::TapRowsPlan f70 = ct3d::cuda::plan_tap_columns_if_taken(p70, false, true);
+  CHECK(f70.flat_step == 252);
+  const auto p48 = forward_problem({24, {3, 4, 48}, {3, 3, 3}, one, zero, zero, one});
+  const ct3d::cuda::TapRowsPlan f48 = ct3d::cuda::plan_tap_columns_if_taken(p48, false, true);
+  CHECK(f48.flat_step == 0);
+  CHECK(f48.tile_lines == 0);
+  CHECK(f48.box_width > 0);
+  const ct3d::cuda::TapRowsPlan g48 = ct3d::cuda::plan_tap_columns_if_taken(p48, true, true);
+  CHECK(g48.flat_step > 0);
+}

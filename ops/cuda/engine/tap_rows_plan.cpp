@@ -157,20 +157,29 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
           mainloop_switch("CT3D_TAP_COLUMNS_FLAT_OFFSETS") != MainloopSwitch::kNever;
       return lined;
     }
+    TapRowsPlan boxed = plan;
+    const bool boxes_taken = plan_window_boxes(p, boxed) &&
+                             (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed));
+    // Then flat tiles (CT3D_TAP_COLUMNS_FLAT: 0 never, 1 wherever they fit).
+    const MainloopSwitch flat_switch = mainloop_switch("CT3D_TAP_COLUMNS_FLAT");
     TapRowsPlan flat = plan;
-    if (mainloop_switch("CT3D_TAP_COLUMNS_FLAT") == MainloopSwitch::kAlways &&
-        plan_flat_boxes(p, flat)) {
+    if (flat_switch != MainloopSwitch::kNever && plan_flat_boxes(p, flat) &&
+        (flat_switch == MainloopSwitch::kAlways || flat_tiles_pay(input_gradient, boxes_taken))) {
       flat.flat_constant_offsets =
           mainloop_switch("CT3D_TAP_COLUMNS_FLAT_OFFSETS") != MainloopSwitch::kNever;
       return flat;
     }
-    TapRowsPlan boxed = plan;
-    if (plan_window_boxes(p, boxed) &&
-        (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed))) {
-      plan = boxed;
-    }
+    if (boxes_taken) return boxed;
   }
   return plan;
+}
+
+bool flat_tiles_pay(bool input_gradient, bool window_boxes_taken) {
+  // One process, with tc13's offsets, against the plan before them (KERNEL_LOG tc11):
+  // input gradients 1.03-1.57x (L1-68 12.21 -> 11.71 ms, N-16-8 1.47 -> 0.94, N-48-24,
+  // N-32-16-k3); the forward of L1-70 (staged before) 5.73 -> 5.29; but the forwards
+  // that had window boxes 0.93-0.96x (N-48-24, N-32-16-k3).
+  return input_gradient || !window_boxes_taken;
 }
 
 bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {

@@ -114,8 +114,10 @@ bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient);
 // shared memory), and where its plan applies: its plan, else one with
 // window.columns 0. The shifted-window GEMM leaves it the layers it takes.
 // source_boxes: the source may be read by TMA (window_tensor_map.h); then the plan
-// takes plan_window_boxes' boxes where they apply and CT3D_TAP_COLUMNS_TMA says so
-// (0: never; 1: always; unset: where window_boxes_pay).
+// takes, where they apply and their switch says so (0: never; 1: always; unset: where
+// they pay), line tiles (CT3D_TAP_COLUMNS_LINES), else flat tiles
+// (CT3D_TAP_COLUMNS_FLAT), else plan_window_boxes' boxes (CT3D_TAP_COLUMNS_TMA; 0 turns
+// all three off).
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
                                       bool source_boxes = false);
 
@@ -137,9 +139,12 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined);
 // Flat tiles (flat_step) for a register-A tap-columns plan, and its stages and slots;
 // false (the plan unchanged) where they do not apply: the source's width a multiple of
-// 4 floats, and a block at least twice the width taps' span. Taken only where
-// CT3D_TAP_COLUMNS_FLAT=1 (not yet measured).
+// 4 floats, and a block at least twice the width taps' span.
 bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan);
+// Where flat tiles (where line tiles do not pay) measured faster than the plan before
+// them (docs/KERNEL_LOG.md, tc11): every input gradient, and the forwards that do not
+// take the window boxes.
+bool flat_tiles_pay(bool input_gradient, bool window_boxes_taken);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
 // (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
 // window's rows.
