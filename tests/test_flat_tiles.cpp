@@ -116,22 +116,21 @@ TEST_CASE("flat tiles store every output once, its reads in the owning tile's bo
   }
 }
 
-TEST_CASE("flat tiles by default: input gradients, and forwards without window boxes") {
+TEST_CASE("flat tiles by default: input gradients, and forwards whose tiles fill the plane") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
-  CHECK(ct3d::cuda::flat_tiles_pay(true, true));
-  CHECK(ct3d::cuda::flat_tiles_pay(false, false));
-  CHECK_FALSE(ct3d::cuda::flat_tiles_pay(false, true));
-  // (The switches unset.) L1-70's forward (96 wide: two lines fill 3/4 of 256 positions,
-  // boxes 1.94x the window's rows) takes flat tiles; N-48-24's (48 wide, 72 rows) window
-  // boxes; the same geometry as an input gradient flat tiles.
-  const auto p70 = forward_problem({24, {3, 4, 96}, {3, 3, 3}, one, zero, zero, one});
-  const ct3d::cuda::TapRowsPlan f70 = ct3d::cuda::plan_tap_columns_if_taken(p70, false, true);
-  CHECK(f70.flat_step == 252);
-  const auto p48 = forward_problem({24, {3, 4, 48}, {3, 3, 3}, one, zero, zero, one});
+  // (The switches unset.) L1-70's forward (96 wide: two lines fill 3/4 of 256 positions;
+  // 37 tiles of 252 rows for a plane of 96 x 96) takes flat tiles; N-48-24's (48 wide, 10
+  // tiles for 48 x 48: 1.11x) the window boxes; the same geometry as an input gradient
+  // flat tiles.
+  const auto p70 = forward_problem({24, {3, 96, 96}, {3, 3, 3}, one, one, zero, one});
+  CHECK(ct3d::cuda::plan_tap_columns_if_taken(p70, false, true).flat_step == 252);
+  const auto p48 = forward_problem({24, {4, 48, 48}, {3, 3, 3}, one, one, zero, one});
   const ct3d::cuda::TapRowsPlan f48 = ct3d::cuda::plan_tap_columns_if_taken(p48, false, true);
   CHECK(f48.flat_step == 0);
   CHECK(f48.tile_lines == 0);
   CHECK(f48.box_width > 0);
-  const ct3d::cuda::TapRowsPlan g48 = ct3d::cuda::plan_tap_columns_if_taken(p48, true, true);
-  CHECK(g48.flat_step > 0);
+  const ct3d::cuda::TapRowsPlan flat48 = flat_plan(p48);
+  CHECK_FALSE(ct3d::cuda::flat_tiles_pay(p48, flat48, false));
+  CHECK(ct3d::cuda::flat_tiles_pay(p48, flat48, true));
+  CHECK(ct3d::cuda::plan_tap_columns_if_taken(p48, true, true).flat_step > 0);
 }

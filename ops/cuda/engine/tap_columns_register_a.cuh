@@ -79,10 +79,11 @@ __device__ __forceinline__ void load_box_fragments(const float* stage,
   }
 }
 
-// The same from line or flat tiles' boxes (flat_rows): a box per kFlatBoxRows rows, a channel
-// kFlatBoxWidth floats, so each value lies a compile-time distance from `lane`
-// (flat_fragment_lane) and the loads need no address arithmetic. Runtime offsets
-// (load_box_fragments) cost L1-70 22 instructions a k-step (KERNEL_LOG tc13).
+// The same from line or flat tiles' boxes (flat_rows): a box per kFlatBoxRows rows, a
+// channel kFlatBoxWidth floats, so each value lies a compile-time distance from `lane`
+// (flat_fragment_lane) and the loads need no address arithmetic: with runtime offsets
+// (load_box_fragments) L1-70's flat tiles ran 190 instructions a k-step against the
+// staged form's 168, and 61, 58 and 70 were 4-6 % slower (KERNEL_LOG tc13).
 template <int kStageSteps, int kMTiles>
 __device__ __forceinline__ const float* flat_fragment_lane(const float* stage, int row0, int t) {
   // A lane's rows (row0, + 8, + 64 per m-tile) share row0's box: row0 % 128 is below

@@ -153,33 +153,33 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
     TapRowsPlan lined = plan;
     if (lines != MainloopSwitch::kNever && plan_line_boxes(p, lined) &&
         (lines == MainloopSwitch::kAlways || line_tiles_pay(p, lined))) {
-      lined.flat_constant_offsets =
-          mainloop_switch("CT3D_TAP_COLUMNS_FLAT_OFFSETS") != MainloopSwitch::kNever;
       return lined;
     }
-    TapRowsPlan boxed = plan;
-    const bool boxes_taken = plan_window_boxes(p, boxed) &&
-                             (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed));
     // Then flat tiles (CT3D_TAP_COLUMNS_FLAT: 0 never, 1 wherever they fit).
     const MainloopSwitch flat_switch = mainloop_switch("CT3D_TAP_COLUMNS_FLAT");
     TapRowsPlan flat = plan;
     if (flat_switch != MainloopSwitch::kNever && plan_flat_boxes(p, flat) &&
-        (flat_switch == MainloopSwitch::kAlways || flat_tiles_pay(input_gradient, boxes_taken))) {
-      flat.flat_constant_offsets =
-          mainloop_switch("CT3D_TAP_COLUMNS_FLAT_OFFSETS") != MainloopSwitch::kNever;
+        (flat_switch == MainloopSwitch::kAlways || flat_tiles_pay(p, flat, input_gradient))) {
       return flat;
     }
-    if (boxes_taken) return boxed;
+    TapRowsPlan boxed = plan;
+    if (plan_window_boxes(p, boxed) &&
+        (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed))) {
+      plan = boxed;
+    }
   }
   return plan;
 }
 
-bool flat_tiles_pay(bool input_gradient, bool window_boxes_taken) {
+bool flat_tiles_pay(const PhaseProblem& p, const TapRowsPlan& flat, bool input_gradient) {
   // One process, with tc13's offsets, against the plan before them (KERNEL_LOG tc11):
-  // input gradients 1.03-1.57x (L1-68 12.21 -> 11.71 ms, N-16-8 1.47 -> 0.94, N-48-24,
-  // N-32-16-k3); the forward of L1-70 (staged before) 5.73 -> 5.29; but the forwards
-  // that had window boxes 0.93-0.96x (N-48-24, N-32-16-k3).
-  return input_gradient || !window_boxes_taken;
+  // input gradients 1.03-1.57x (L1-68 11.92 -> 11.61 ms, N-16-8 1.48 -> 0.93, N-48-24,
+  // N-32-16-k3); the forward of L1-70 (its tiles 1.03x the plane's rows) 5.64 -> 5.22;
+  // but forwards whose last tile of a plane is mostly empty (1.11-1.14x: N-48-24,
+  // N-32-16-k3, N-64-16-k4) 0.94-0.96x.
+  const int64_t rows = int64_t{p.dim[1].max_positions} * p.source_extent[2];
+  const int64_t computed = int64_t{flat.window.column_blocks} * flat.window.block_columns;
+  return input_gradient || 16 * computed <= 17 * rows;
 }
 
 bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {

@@ -86,9 +86,6 @@ struct TapRowsPlan {
   // Line tiles' boxes per stage: one per 128 rows (TMA's boxes are at most 256 floats a
   // side), so with two m-tiles one per compute warpgroup, 8 * box_width floats apart.
   int stage_boxes = 1;
-  // Experiment switch (KERNEL_LOG tc13): false reads line tiles' fragments at the
-  // offsets in registers of the box form.
-  bool flat_constant_offsets = true;
   int window_bytes = 0;     // a stage's window: before its weights
   int epilogue_pitch = 0;   // floats per row of the epilogue's partial sums
   int epilogue_offset = 0;  // bytes into shared memory: after the pipeline's slots
@@ -141,10 +138,10 @@ bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined);
 // false (the plan unchanged) where they do not apply: the source's width a multiple of
 // 4 floats, and a block at least twice the width taps' span.
 bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan);
-// Where flat tiles (where line tiles do not pay) measured faster than the plan before
-// them (docs/KERNEL_LOG.md, tc11): every input gradient, and the forwards that do not
-// take the window boxes.
-bool flat_tiles_pay(bool input_gradient, bool window_boxes_taken);
+// Where flat tiles (a plan_flat_boxes plan, where line tiles do not pay) measured faster
+// than the plan before them (docs/KERNEL_LOG.md, tc11): every input gradient, and the
+// forwards whose tiles compute at most 17/16 of the plane's rows.
+bool flat_tiles_pay(const PhaseProblem& p, const TapRowsPlan& flat, bool input_gradient);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
 // (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
 // window's rows.

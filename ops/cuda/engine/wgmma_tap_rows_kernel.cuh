@@ -382,16 +382,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int row0 = column_offset + 16 * (((tid - 128) >> 5) & 3) + (lane >> 2);
     const int t = lane & 3;
     Fragments sets[2];
-    const bool flat_offsets = flat_rows(plan) && plan.flat_constant_offsets;
+    const bool flat = flat_rows(plan);
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
       zero_total(total);
       // (The staged form's loads need none.)
       const FragmentOffsets<kMTiles> offsets =
-          kBoxes ? box_fragment_offsets<kMTiles>(
-                       plan, window_line_offset(window, window_tile(p, window, index).column0),
-                       row0, t)
-                 : FragmentOffsets<kMTiles>{};
+          kBoxes && !flat
+              ? box_fragment_offsets<kMTiles>(
+                    plan, window_line_offset(window, window_tile(p, window, index).column0), row0,
+                    t)
+              : FragmentOffsets<kMTiles>{};
       // The slot of the stage still in flight (released once its wgmmas are done).
       int chain_stages = 0, pending_slot = -1;
       const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
@@ -399,7 +400,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const int slot = ring.slot;
         const float* stage_window = shared + slot * (window.stage_bytes / 4);
         if constexpr (kBoxes) {
-          if (flat_offsets) {
+          if (flat) {
             load_flat_fragments<Cfg::kStageSteps, kMTiles>(
                 flat_fragment_lane<Cfg::kStageSteps, kMTiles>(stage_window, row0, t), mine);
           } else {

@@ -42,8 +42,9 @@ struct FragmentOffsets {
   int row_offset[kMTiles][2];
 };
 
-// The boxes' (plan.box_width > 0): row r of the window is compact position
-// line_offset + r of the box's lines (window_box_geometry.h).
+// The window boxes' (plan.box_width > 0, not flat_rows: those are load_flat_fragments'):
+// row r of the window is compact position line_offset + r of the box's lines
+// (window_box_geometry.h).
 template <int kMTiles>
 __device__ __forceinline__ FragmentOffsets<kMTiles> box_fragment_offsets(const TapRowsPlan& plan,
                                                                          int line_offset, int row0,
@@ -57,11 +58,7 @@ __device__ __forceinline__ FragmentOffsets<kMTiles> box_fragment_offsets(const T
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int row = row0 + 64 * mt + 8 * i;
-      // Line tiles: each 128 rows in order in their own box.
-      f.row_offset[mt][i] =
-          flat_rows(plan) ? (row >> 7) * (plan.window_bytes / 4 / plan.stage_boxes) + (row & 127)
-                              : box_row_offset(plan, line_offset, row);
+      f.row_offset[mt][i] = box_row_offset(plan, line_offset, row0 + 64 * mt + 8 * i);
     }
   }
   return f;
