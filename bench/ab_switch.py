@@ -6,7 +6,7 @@ ct3d reads its switches on every call, so the settings share the inputs and the 
     python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0 [rounds] [reps] [errors]
 
 With "errors" last, it also prints each setting's forward error against float64 (for a
-switch that changes the arithmetic, such as CT3D_FLUSH_STEPS).
+switch that changes the arithmetic, such as a chain flush interval: KERNEL_LOG tc12).
 """
 
 import os
