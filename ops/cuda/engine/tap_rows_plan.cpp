@@ -255,7 +255,8 @@ bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   plan.flat_step = step;
   window.column_step = step;
   // Tile 0 stores the flat rows' outputs [0, step + span), tile t [t step + span, ...).
-  window.column_blocks = static_cast<int>(std::max<int64_t>(1, (flat_rows - span + step - 1) / step));
+  window.column_blocks =
+      static_cast<int>(std::max<int64_t>(1, (flat_rows - span + step - 1) / step));
   return true;
 }
 

@@ -42,9 +42,9 @@ constexpr int tap_columns_m_tiles(int rows, bool raw_quads) {
   return rows <= (raw_quads ? 80 : 96) ? 2 : 1;
 }
 
-// Line tiles' boxes: a channel's 128 rows and 4 floats, an odd number of 4-float groups
-// (window_boxes.cuh), one box per 128 rows; past the tile's lines a box reads the next
-// line or TMA's zeros. The device code reads them at compile-time offsets.
+// Line and flat tiles' boxes: a channel's 128 rows and 4 floats, an odd number of 4-float
+// groups (window_boxes.cuh), one box per 128 rows; past the tile's rows a box reads the
+// next line or TMA's zeros. The device code reads them at compile-time offsets (tc13).
 constexpr int kFlatBoxRows = 128;
 constexpr int kFlatBoxWidth = kFlatBoxRows + 4;
 static_assert(kFlatBoxWidth / 4 % 2 == 1, "a box's 4-float groups odd");
@@ -77,7 +77,7 @@ struct TapRowsPlan {
   // halos TMA's zeros; box_lines is 1. window.column_step is tile_lines, and a tile's
   // column0 its first target line.
   int tile_lines = 0;
-  // Flat tiles (KERNEL_LOG tc11, drafted; 0: none): where whole lines do not fill a
+  // Flat tiles (KERNEL_LOG tc11; 0: none): where whole lines do not fill a
   // block, its rows are flat_step (a multiple of 4) apart in the plane seen flat
   // (target line x source width + source column), and neighbouring tiles overlap by the
   // width taps' span; a tile's column0 is its first flat row, and it stores the outputs
