@@ -1,6 +1,6 @@
 // The forward problem of a shape with 16 input channels and batch 2, as the shifted-
 // window plans' tests build it (test_shifted_window_plan.cpp, test_window_boxes.cpp,
-// test_line_tiles.cpp), and its source positions as indices.
+// test_line_tiles.cpp, test_flat_tiles.cpp), and its source positions as indices.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -39,6 +39,14 @@ inline int64_t source_index(const ct3d::cuda::PhaseProblem& p, int64_t d, int64_
     if (at[i] < 0 || at[i] >= p.source_extent[i]) return kOutside;
   }
   return (d * p.source_extent[1] + h) * p.source_extent[2] + w;
+}
+
+// The source index TMA reads at flat position `flat` of depth `depth` (line and flat
+// tiles see a plane as one line of height x width positions; kOutside outside it).
+inline int64_t flat_index(const ct3d::cuda::PhaseProblem& p, int depth, int64_t flat) {
+  const int64_t plane = int64_t{p.source_extent[1]} * p.source_extent[2];
+  if (depth < 0 || depth >= p.source_extent[0] || flat < 0 || flat >= plane) return kOutside;
+  return depth * plane + flat;
 }
 
 }  // namespace ct3d::test

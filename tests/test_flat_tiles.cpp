@@ -10,17 +10,12 @@
 #include "ops/cuda/engine/window_box_geometry.h"
 
 using ct3d::test::forward_problem;
+using ct3d::test::flat_index;
 using ct3d::test::kOutside;
 using ct3d::test::Shape;
 using ct3d::test::source_index;
 
 namespace {
-
-int64_t flat_index(const ct3d::cuda::PhaseProblem& p, int depth, int64_t flat) {
-  const int64_t plane = int64_t{p.source_extent[1]} * p.source_extent[2];
-  if (depth < 0 || depth >= p.source_extent[0] || flat < 0 || flat >= plane) return kOutside;
-  return depth * plane + flat;
-}
 
 ct3d::cuda::TapRowsPlan flat_plan(const ct3d::cuda::PhaseProblem& p) {
   ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);

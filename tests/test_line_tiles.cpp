@@ -11,19 +11,12 @@
 #include "ops/cuda/engine/window_box_geometry.h"
 
 using ct3d::test::forward_problem;
+using ct3d::test::flat_index;
 using ct3d::test::kOutside;
 using ct3d::test::source_index;
 using ct3d::test::Shape;
 
 namespace {
-
-// The source index TMA reads at flat position `flat` of depth `depth` (a plane seen as
-// one line of height x width positions; zero outside it).
-int64_t flat_index(const ct3d::cuda::PhaseProblem& p, int depth, int64_t flat) {
-  const int64_t plane = int64_t{p.source_extent[1]} * p.source_extent[2];
-  if (depth < 0 || depth >= p.source_extent[0] || flat < 0 || flat >= plane) return kOutside;
-  return depth * plane + flat;
-}
 
 // The plan with line tiles at any width they fit (or, with `where_pays`, where
 // line_tiles_pay), or columns 0 where they do not.

@@ -162,11 +162,14 @@ __device__ __forceinline__ void store_tap_rows_outputs(
   }
 }
 
-// Line tiles' (plan.tile_lines > 0; window_boxes.cuh): partial row (line l, source
-// column x) is position l * source width + x, so an output's width taps are the
-// partials of the source columns it reads, those inside the source.
-template <class Ops>
-__device__ __forceinline__ void store_line_tile_outputs(
+// Line and flat tiles' (flat_rows; window_boxes.cuh, window_box_geometry.h): partial
+// row r is flat plane position (line x source width + column) tile row0 + r, so an
+// output's width taps are the partials of the source columns it reads, those inside
+// the source. A line tile stores all its lines' outputs; a flat tile (kFlatTile) those
+// whose owner row lies in its owned range. One template, so each instance is the code
+// it replaced (its sm_90a SASS unchanged).
+template <class Ops, bool kFlatTile>
+__device__ __forceinline__ void store_flat_row_outputs(
     const PhaseProblem& p, const TapRowsPlan& plan, const WindowTile& tile,
     const float* partials, int thread, int threads, const float* __restrict__ bias,
     typename Ops::Output* __restrict__ output) {
@@ -174,17 +177,30 @@ __device__ __forceinline__ void store_line_tile_outputs(
   const int pitch = plan.epilogue_pitch;
   const int source_width = p.source_extent[2];
   const int width = p.dim[2].max_positions;
-  const int lines = min(plan.tile_lines, p.dim[1].max_positions - tile.column0);
+  FlatRange owned{};
+  int first_line, lines;
+  if constexpr (kFlatTile) {
+    owned = flat_tile_owned(p, plan, tile.column0);
+    first_line = owned.begin / source_width;
+    lines = (owned.end - 1) / source_width - first_line + 1;
+  } else {
+    first_line = tile.column0;
+    lines = min(plan.tile_lines, p.dim[1].max_positions - tile.column0);
+  }
   // Width tap tw of an output is partial row tw * channel_pitch + channel, shift(tw)
   // columns on.
   const int tap_step = plan.channel_pitch * pitch + rw.shift_step;
   const float* group_bias = bias != nullptr ? bias + tile.group * p.cout_per_group : nullptr;
   typename Ops::Output* tile_output =
       output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0] +
-      int64_t{tile.column0} * p.output_stride[1] +
+      int64_t{first_line} * p.output_stride[1] +
       tile.group * p.cout_per_group * p.output_channel_stride;
   for (int j = thread; j < lines * width; j += threads) {
     const int line = j / width, w = j - line * width;
+    if constexpr (kFlatTile) {
+      const int owner = flat_owner(p, first_line + line, w);
+      if (owner < owned.begin || owner >= owned.end) continue;
+    }
     typename Ops::Output* out = tile_output + line * p.output_stride[1] + w * p.output_stride[2];
     // The taps whose source column lies inside the source: [first, last).
     const int x0 = w + rw.first_shift;
@@ -197,64 +213,10 @@ __device__ __forceinline__ void store_line_tile_outputs(
                             x0 + (last - 1) * rw.shift_step >= source_width)) {
       --last;
     }
-    const float* partial = partials + line * source_width + x0;
-    for (int channel = 0; channel < p.cout_per_group; channel += 4) {
-      float sum[4];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) sum[c] = 0.f;
-      for (int tw = first; tw < last; ++tw) {
-#pragma unroll
-        for (int c = 0; c < 4; ++c) sum[c] += partial[c * pitch + tw * tap_step];
-      }
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        if (channel + c < p.cout_per_group) {
-          const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
-          out[(channel + c) * p.output_channel_stride] = Ops::to_output(bias_value + sum[c]);
-        }
-      }
-      partial += 4 * pitch;
-    }
-  }
-}
-
-// Flat tiles' (plan.flat_step > 0; window_box_geometry.h): the outputs whose owner row
-// lies in the tile's owned range, each from the partials of the source columns it reads
-// (flat row line * source width + column, less the tile's first row).
-template <class Ops>
-__device__ __forceinline__ void store_flat_tile_outputs(
-    const PhaseProblem& p, const TapRowsPlan& plan, const WindowTile& tile,
-    const float* partials, int thread, int threads, const float* __restrict__ bias,
-    typename Ops::Output* __restrict__ output) {
-  const ResidueParams& rw = p.dim[2].residue[0];
-  const int pitch = plan.epilogue_pitch;
-  const int source_width = p.source_extent[2];
-  const int width = p.dim[2].max_positions;
-  const FlatRange owned = flat_tile_owned(p, plan, tile.column0);
-  const int first_line = owned.begin / source_width;
-  const int lines = (owned.end - 1) / source_width - first_line + 1;
-  const int tap_step = plan.channel_pitch * pitch + rw.shift_step;
-  const float* group_bias = bias != nullptr ? bias + tile.group * p.cout_per_group : nullptr;
-  typename Ops::Output* tile_output =
-      output + tile.n * p.output_batch_stride + tile.qd * p.output_stride[0] +
-      int64_t{first_line} * p.output_stride[1] +
-      tile.group * p.cout_per_group * p.output_channel_stride;
-  for (int j = thread; j < lines * width; j += threads) {
-    const int line = j / width, w = j - line * width;
-    const int owner = flat_owner(p, first_line + line, w);
-    if (owner < owned.begin || owner >= owned.end) continue;
-    typename Ops::Output* out = tile_output + line * p.output_stride[1] + w * p.output_stride[2];
-    const int x0 = w + rw.first_shift;
-    int first = 0, last = rw.taps;
-    while (first < last && (x0 + first * rw.shift_step < 0 ||
-                            x0 + first * rw.shift_step >= source_width)) {
-      ++first;
-    }
-    while (last > first && (x0 + (last - 1) * rw.shift_step < 0 ||
-                            x0 + (last - 1) * rw.shift_step >= source_width)) {
-      --last;
-    }
-    const float* partial = partials + ((first_line + line) * source_width - tile.column0) + x0;
+    // The tile's partial rows start at its first flat row (a line tile's: line 0).
+    const float* partial =
+        partials +
+        (kFlatTile ? (first_line + line) * source_width - tile.column0 : line * source_width) + x0;
     for (int channel = 0; channel < p.cout_per_group; channel += 4) {
       float sum[4];
 #pragma unroll
@@ -328,11 +290,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const WindowTile tile = window_tile(p, window, index);
         mbarrier_wait(partials_written, parity);
         if (kBoxes && plan.tile_lines > 0) {
-          store_line_tile_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
-                                       bias, output);
+          store_flat_row_outputs<Ops, false>(p, plan, tile, partials, tid - 32,
+                                             Cfg::kEpilogueThreads, bias, output);
         } else if (kBoxes && plan.flat_step > 0) {
-          store_flat_tile_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
-                                       bias, output);
+          store_flat_row_outputs<Ops, true>(p, plan, tile, partials, tid - 32,
+                                            Cfg::kEpilogueThreads, bias, output);
         } else {
           store_tap_rows_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
                                       bias, output);

@@ -16,6 +16,7 @@
 // position 0: no halo columns are computed, and the run is the rows (and 4 floats), a
 // box per 128 rows (plan.stage_boxes: with two m-tiles one per compute warpgroup).
 // Lines above or below the plane are flat positions outside it: TMA's zeros.
+// Flat tiles (plan.flat_step > 0, tc11) read the same boxes from a tile's first flat row.
 //
 // In shared memory a stage's window is [channel][line][box_width]. A lane's A values
 // (rows g and g + 8, k t and t + 4) are channels 2t and 2t + 1 of the k-step (the
@@ -82,9 +83,10 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   const int stages = rd.taps * rh.taps * k_steps / kStageSteps;
   const int64_t first_row =
       window.origin + tile.qd * window.plane_pitch + tile.column0 + window.min_width_shift;
-  const uint32_t expected =
-      kStageSteps * (8u * plan.box_width * plan.box_lines * 4 * plan.stage_boxes + step_weight_bytes);
-  const uint32_t box_bytes = kStageSteps * 8u * plan.box_width * 4;  // a line tile's box
+  const uint32_t expected = kStageSteps * (8u * plan.box_width * plan.box_lines * 4 *
+                                                plan.stage_boxes +
+                                            step_weight_bytes);
+  const uint32_t box_bytes = kStageSteps * 8u * plan.box_width * 4;  // a line or flat tile's box
   const int channel0 = static_cast<int>(tile.group) * p.cin_per_group;
   const int sample = static_cast<int>(tile.n);
   const int first_width = window_box_first_width(p, plan);
@@ -108,11 +110,11 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
     const uint32_t stage = shared_base + ring.slot * window.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
     mbarrier_arrive_expect_bytes(full, expected);
-    // Line tiles read the plane flat (a map of width x height positions, one line):
-    // box.line is then its first position.
+    // Line and flat tiles read the plane flat (a map of width x height positions, one
+    // line): box.line is then its first position.
     if (flat_rows(plan)) {
       for (int b = 0; b < plan.stage_boxes; ++b) {
-        tensor_copy_5d(stage + b * box_bytes, window_map, box.line + 128 * b, 0, box.depth,
+        tensor_copy_5d(stage + b * box_bytes, window_map, box.line + kFlatBoxRows * b, 0, box.depth,
                        channel0 + 8 * at.k_step, sample, full);
       }
     } else {
