@@ -129,3 +129,20 @@ TEST_CASE("flat tiles by default: input gradients, and forwards whose tiles fill
   CHECK(ct3d::cuda::flat_tiles_pay(p48, flat48, true));
   CHECK(ct3d::cuda::plan_tap_columns_if_taken(p48, true, true).flat_step > 0);
 }
+
+TEST_CASE("input gradients of 48 rows keep the staged planes") {
+  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
+  // N-16-8's geometry (16 target channels: 48 rows, 64 wide): as an input gradient no
+  // TMA-read form (KERNEL_LOG tc14); as a forward the window boxes, as before.
+  const auto p16 = forward_problem({16, {4, 64, 64}, {3, 3, 3}, one, one, zero, one});
+  const ct3d::cuda::TapRowsPlan gradient = ct3d::cuda::plan_tap_columns_if_taken(p16, true, true);
+  CHECK(gradient.rows_used == 48);
+  CHECK(gradient.window.columns > 0);
+  CHECK(gradient.flat_step == 0);
+  CHECK(gradient.tile_lines == 0);
+  CHECK(gradient.box_width == 0);
+  CHECK_FALSE(ct3d::cuda::source_tiles_may_pay(gradient, true));
+  CHECK(ct3d::cuda::source_tiles_may_pay(gradient, false));
+  const ct3d::cuda::TapRowsPlan forward = ct3d::cuda::plan_tap_columns_if_taken(p16, false, true);
+  CHECK(forward.flat_step + forward.tile_lines + forward.box_width > 0);
+}

@@ -147,7 +147,8 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
     return TapRowsPlan{};
   }
   const MainloopSwitch boxes = mainloop_switch("CT3D_TAP_COLUMNS_TMA");
-  if (source_boxes && boxes != MainloopSwitch::kNever) {
+  if (source_boxes && boxes != MainloopSwitch::kNever &&
+      (boxes == MainloopSwitch::kAlways || source_tiles_may_pay(plan, input_gradient))) {
     // Line tiles first (CT3D_TAP_COLUMNS_LINES: 0 never, 1 at any width they fit).
     const MainloopSwitch lines = mainloop_switch("CT3D_TAP_COLUMNS_LINES");
     TapRowsPlan lined = plan;
@@ -169,6 +170,13 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
     }
   }
   return plan;
+}
+
+bool source_tiles_may_pay(const TapRowsPlan& plan, bool input_gradient) {
+  // One process (KERNEL_LOG tc14): N-16-8's input gradient (48 rows) 0.658 ms on the
+  // staged planes against 0.965 on flat tiles (1.47 on window boxes, tc5); N-48-24's
+  // (144 rows) 0.927 against 0.848, and 48-row forwards gain from the boxes (tc6).
+  return !(input_gradient && plan.rows_used <= 48);
 }
 
 bool flat_tiles_pay(const PhaseProblem& p, const TapRowsPlan& flat, bool input_gradient) {

@@ -114,7 +114,7 @@ bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient);
 // takes, where they apply and their switch says so (0: never; 1: always; unset: where
 // they pay), line tiles (CT3D_TAP_COLUMNS_LINES), else flat tiles
 // (CT3D_TAP_COLUMNS_FLAT), else plan_window_boxes' boxes (CT3D_TAP_COLUMNS_TMA; 0 turns
-// all three off).
+// all three off, unset leaves them where source_tiles_may_pay says no).
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
                                       bool source_boxes = false);
 
@@ -142,6 +142,10 @@ bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // than the plan before them (docs/KERNEL_LOG.md, tc11): every input gradient, and the
 // forwards whose tiles compute at most 17/16 of the plane's rows.
 bool flat_tiles_pay(const PhaseProblem& p, const TapRowsPlan& flat, bool input_gradient);
+// Whether any of the three TMA-read forms may pay for a plan (checked first): not for
+// input gradients of at most 48 rows, where the staged planes measured faster than flat
+// tiles and window boxes (docs/KERNEL_LOG.md, tc14).
+bool source_tiles_may_pay(const TapRowsPlan& plan, bool input_gradient);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
 // (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
 // window's rows.
