@@ -1,8 +1,11 @@
 """The weight gradient on wgmma and on mma.sync (CT3D_WGRAD_WGMMA, read by the library
 on every call), in one process on the same inputs, beside PyTorch's default (TF32
-cuDNN) weight gradient. Errors against float64.
+cuDNN) weight gradient. Errors against float64. --switch names another variable to turn
+on and off instead (the columns keep their names: "wgmma" is on, "mma.sync" off), e.g.
+grad_output's segments by bulk copies against cp.async pieces:
 
     python bench/ab_wgrad_wgmma.py [--problems level1,wide,61] [--out DIR]
+    python bench/ab_wgrad_wgmma.py --problems level1,narrow --switch CT3D_WGRAD_BULK
 """
 
 import json
@@ -14,7 +17,7 @@ from torch import nn
 from bench import ab_arguments, cudnn_tf32, median_ms, relative_error, timed_on_and_off
 
 
-def run(problem, warmup, reps):
+def run(problem, warmup, reps, switch):
     torch.manual_seed(0)
     conv = nn.ConvTranspose3d(**problem.conv).cuda()
     inputs = [torch.rand(problem.input_shape(), device="cuda") for _ in range(2)]
@@ -28,15 +31,15 @@ def run(problem, warmup, reps):
         kernel = list(w.shape[2:])
         wgrad = lambda x: torch.ops.ct3d.conv_transpose3d_weight_backward(  # noqa: E731
             x, gy, kernel, stride, padding, groups, dilation)
-        row["wgmma_ms"], row["mma_sync_ms"] = timed_on_and_off("CT3D_WGRAD_WGMMA", wgrad, inputs,
+        row["wgmma_ms"], row["mma_sync_ms"] = timed_on_and_off(switch, wgrad, inputs,
                                                                 warmup, reps)
         reference = torch.ops.aten.convolution_backward(
             gy.double(), inputs[0].double(), w.double(), None, stride, padding, dilation, True,
             conv.output_padding, groups, [False, True, False])[1]
         for mode, key in (("1", "wgmma_err"), ("0", "mma_sync_err")):
-            os.environ["CT3D_WGRAD_WGMMA"] = mode
+            os.environ[switch] = mode
             row[key] = relative_error(wgrad(inputs[0]), reference)
-        os.environ.pop("CT3D_WGRAD_WGMMA")
+        os.environ.pop(switch)
         default = lambda x: torch.ops.aten.convolution_backward(  # noqa: E731
             gy, x, w, None, stride, padding, dilation, True, conv.output_padding, groups,
             [False, True, False])
@@ -48,10 +51,10 @@ def run(problem, warmup, reps):
 
 
 def main():
-    args, chosen = ab_arguments()
+    args, chosen = ab_arguments("CT3D_WGRAD_WGMMA")
     rows = []
     for p in chosen:
-        rows.append(run(p, args.warmup, args.reps))
+        rows.append(run(p, args.warmup, args.reps, args.switch))
         r = rows[-1]
         print(f"# {r['label']}: wgmma {r['wgmma_ms']:.3f} mma.sync {r['mma_sync_ms']:.3f} "
               f"default {r['default_ms']:.3f}", flush=True)

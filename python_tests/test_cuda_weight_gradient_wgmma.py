@@ -2,7 +2,9 @@
 mma.sync) against float64, on the shapes its tiling finds hard: width tails of the
 32-position tiles, strided and dilated widths, (tap, channel) rows that cross depth
 and height taps, folded groups, blocks of input channels, several chunks of samples.
-Both mainloops (CT3D_WGRAD_WGMMA=1 and =0) must meet the bar. Skipped without CUDA."""
+Both mainloops (CT3D_WGRAD_WGMMA=1 and =0) must meet the bar, and the wgmma one with
+grad_output's segments copied in cp.async pieces (mode "p": CT3D_WGRAD_BULK=0) as well
+as whole (its default for one group). Skipped without CUDA."""
 
 import random
 
@@ -32,7 +34,8 @@ CASES = [
 
 
 def check_weight_gradient(case, mode, monkeypatch):
-    monkeypatch.setenv("CT3D_WGRAD_WGMMA", mode)
+    monkeypatch.setenv("CT3D_WGRAD_WGMMA", "1" if mode == "p" else mode)
+    monkeypatch.setenv("CT3D_WGRAD_BULK", "0" if mode == "p" else "")
     x, w, _ = make_tensors(case, torch.float32, "cuda")
     stride, padding, output_padding, groups, dilation = conv_args(case)
     out_shape = torch.ops.ct3d.conv_transpose3d(x, w, None, *conv_args(case)).shape
@@ -47,7 +50,7 @@ def check_weight_gradient(case, mode, monkeypatch):
     assert relative_error(got, reference) <= FLOAT32_BAR, (relative_error(got, reference), case)
 
 
-@pytest.mark.parametrize("mode", ["1", "0"])
+@pytest.mark.parametrize("mode", ["1", "p", "0"])
 @pytest.mark.parametrize("params", CASES)
 def test_weight_gradient_cases(params, mode, monkeypatch):
     check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)

@@ -36,7 +36,9 @@ struct WgradTf32Operands {
   // tensor core truncates as it accumulates.
   static constexpr int kFlushStages = 4;
   static constexpr bool kChainFlushes = true;
-  static constexpr bool kBulkSegments = false;  // cp.async pieces into a padded pitch
+  // The segments may come by bulk copies (WgradWgmmaProblem::bulk_segments), else
+  // cp.async pieces into a padded pitch.
+  static constexpr bool kBulkSegments = true;
   template <int kN>
   using Mma = Wgmma<kN>;
 

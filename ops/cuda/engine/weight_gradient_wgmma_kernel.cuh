@@ -63,8 +63,8 @@ struct WgradWgmmaProblem {
   // Shared memory: per slot the B tiles (kBRegionBytes), then max_pairs segments of
   // segment_rows rows, pitch elements apart (offsets and strides here in elements).
   int pitch, pair_elements, stage_bytes, slots;
-  // The half form's segments by one bulk copy per pair (staged rows already pitch
-  // apart, one group's rows contiguous) rather than cp.async pieces.
+  // Segments by one bulk copy per pair (staged rows already pitch apart, one group's
+  // rows contiguous) rather than cp.async pieces.
   bool bulk_segments;
   int groups;
 };

@@ -56,6 +56,15 @@ int segment_pitch(int64_t channels, int64_t stride) {
   return static_cast<int>(channels + 4);
 }
 
+// Where the float32 form stages grad_output at its segments' pitch and copies a pair's
+// segment whole (CT3D_WGRAD_BULK: 0 never, 1 always; unset: so far always): the pitch,
+// else 0.
+int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
+  const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_BULK");
+  if (choice == MainloopSwitch::kNever) return 0;
+  return segment_pitch((channels + 3) / 4 * 4, stride);
+}
+
 struct WgmmaWgradLaunch {
   WgradWgmmaProblem p{};
   int channels = 0, m_tiles = 0;
@@ -63,8 +72,10 @@ struct WgmmaWgradLaunch {
   bool fits = false;
 };
 
-// element_bytes: 4 (float32) or 2 (float16, bfloat16).
-WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_bytes) {
+// element_bytes: 4 (float32) or 2 (float16, bfloat16). staged_at_pitch: the plan stages
+// grad_output's rows at the segments' pitch, so a pair's segment is one bulk copy.
+WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_bytes,
+                                   bool staged_at_pitch) {
   const ConvGeometry& g = plan.geometry;
   WgmmaWgradLaunch launch;
   WgradWgmmaProblem& p = launch.p;
@@ -110,11 +121,11 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   if (total_rows >= kMaxInt || segment_rows >= kMaxInt / 64) return launch;
   p.total_rows = static_cast<int>(total_rows);
   p.segment_rows = FastDivider(static_cast<uint32_t>(segment_rows));
-  p.pitch = element_bytes == 2 ? static_cast<int>(half_segment_pitch(p.output_group_channels,
-                                                                     p.stride_w))
-                               : segment_pitch(p.output_group_channels, p.stride_w);
-  // Bulk copies where the staged rows are the segments' rows (bulk_staging_pitch).
-  p.bulk_segments = element_bytes == 2 && plan.groups == 1 && p.pitch == p.output_group_channels;
+  p.pitch = staged_at_pitch      ? p.output_group_channels
+            : element_bytes == 2 ? static_cast<int>(half_segment_pitch(p.output_group_channels,
+                                                                       p.stride_w))
+                                 : segment_pitch(p.output_group_channels, p.stride_w);
+  p.bulk_segments = staged_at_pitch;
   p.pair_elements = static_cast<int>(segment_rows * p.pitch);
   for (int64_t b = 0; b < p.row_blocks; ++b) {
     const int64_t first = b * p.rows_per_block;
@@ -245,14 +256,16 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
   // Where it measured faster than mma.sync (docs/KERNEL_LOG.md, g1): the folded
   // group's input channels in one block (up to 64). With two or more blocks each
   // re-reads every segment, and 128-256 channel layers ran 0.53-0.85x.
-  // The half form stages grad_output at its segments' pitch where it copies them whole.
+  // grad_output staged at the segments' pitch where they are copied whole (one group;
+  // float32 only where no input gradient reads the staged copy in its own layout).
   WeightGradientPlan staged_plan = plan;
-  if (half && plan.groups == 1) {
-    if (const int64_t pitch = bulk_staging_pitch(plan.cout, g.dim[2].stride); pitch > 0) {
-      staged_plan.output.padded_channels_per_group = pitch;
-    }
+  int64_t bulk_pitch = 0;
+  if (plan.groups == 1 && (half || !after_chunk)) {
+    bulk_pitch = half ? bulk_staging_pitch(plan.cout, g.dim[2].stride)
+                      : float32_bulk_staging_pitch(plan.cout, g.dim[2].stride);
+    if (bulk_pitch > 0) staged_plan.output.padded_channels_per_group = bulk_pitch;
   }
-  const WgmmaWgradLaunch launch = plan_wgmma_launch(staged_plan, element_bytes);
+  const WgmmaWgradLaunch launch = plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0);
   if (!launch.fits || (choice != MainloopSwitch::kAlways && launch.p.channel_blocks != 1)) {
     return false;
   }
