@@ -57,12 +57,23 @@ int segment_pitch(int64_t channels, int64_t stride) {
 }
 
 // Where the float32 form stages grad_output at its segments' pitch and copies a pair's
-// segment whole (CT3D_WGRAD_BULK: 0 never, 1 always; unset: so far always): the pitch,
-// else 0.
+// segment whole (CT3D_WGRAD_BULK: 0 never; 1 or unset always: docs/KERNEL_LOG.md g5,
+// 0.96-1.66x, 15 of 17 layers faster): the pitch, else 0.
 int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
   const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_BULK");
   if (choice == MainloopSwitch::kNever) return 0;
   return segment_pitch((channels + 3) / 4 * 4, stride);
+}
+
+// Where the wgmma form measured faster than mma.sync (docs/KERNEL_LOG.md, g1, g5): the
+// folded group's input channels in one block (up to 64); in float32 with bulk segments
+// also two blocks where the width fills at least 3/4 of its 32-position tiles (128
+// channels 1.12-1.89x; a width of 16 0.73x, four blocks 0.70x). With cp.async pieces
+// every block re-copies the segments (g1: 0.53-0.85x at 128-256 channels).
+bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
+  if (p.channel_blocks == 1) return true;
+  const bool filled = 4 * p.width >= 3 * kWgradTilePositions * p.width_tiles;
+  return !half && p.bulk_segments && p.channel_blocks == 2 && filled;
 }
 
 struct WgmmaWgradLaunch {
@@ -253,9 +264,6 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
   }
   // The half form's ldmatrix reads 8 rows of one tap's output channels at once.
   if (half && plan.cout % 8 != 0) return false;
-  // Where it measured faster than mma.sync (docs/KERNEL_LOG.md, g1): the folded
-  // group's input channels in one block (up to 64). With two or more blocks each
-  // re-reads every segment, and 128-256 channel layers ran 0.53-0.85x.
   // grad_output staged at the segments' pitch where they are copied whole (one group;
   // float32 only where no input gradient reads the staged copy in its own layout).
   WeightGradientPlan staged_plan = plan;
@@ -266,7 +274,8 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
     if (bulk_pitch > 0) staged_plan.output.padded_channels_per_group = bulk_pitch;
   }
   const WgmmaWgradLaunch launch = plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0);
-  if (!launch.fits || (choice != MainloopSwitch::kAlways && launch.p.channel_blocks != 1)) {
+  if (!launch.fits ||
+      (choice != MainloopSwitch::kAlways && !wgmma_weight_gradient_pays(launch.p, half))) {
     return false;
   }
   const auto run = [&](auto operands) {
