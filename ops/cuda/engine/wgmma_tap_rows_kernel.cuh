@@ -113,6 +113,34 @@ __device__ __forceinline__ void write_tap_column_partials(const TapRowsPlan& pla
   }
 }
 
+// One output position's channels: each the sum of width taps [first, last) of its
+// partials (tap tw at partial + tw * tap_step, channel c pitch floats on) and the bias.
+// Four channels at a time, so that their loads overlap. The channel pitch is a multiple
+// of 8: the rows past the last channel exist (zero weights).
+template <class Ops>
+__device__ __forceinline__ void store_width_tap_sums(const PhaseProblem& p, const float* partial,
+                                                     int first, int last, int pitch,
+                                                     int tap_step, const float* group_bias,
+                                                     typename Ops::Output* out) {
+  for (int channel = 0; channel < p.cout_per_group; channel += 4) {
+    float sum[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) sum[c] = 0.f;
+    for (int tw = first; tw < last; ++tw) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sum[c] += partial[c * pitch + tw * tap_step];
+    }
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      if (channel + c < p.cout_per_group) {
+        const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
+        out[(channel + c) * p.output_channel_stride] = Ops::to_output(bias_value + sum[c]);
+      }
+    }
+    partial += 4 * pitch;
+  }
+}
+
 // Epilogue thread `thread` of `threads`: each of the tile's outputs the sum of its
 // width taps' partials (and the bias), one output column per thread at a time, looping
 // over the channels: consecutive threads store consecutive columns of a channel.
@@ -140,25 +168,7 @@ __device__ __forceinline__ void store_tap_rows_outputs(
     if (h >= height || w >= width) continue;
     typename Ops::Output* out = tile_output + h * p.output_stride[1] + w * p.output_stride[2];
     const float* partial = partials + j + first_tap;
-    // Four channels at a time, so that their loads overlap. The channel pitch is a
-    // multiple of 8: the rows past the last channel exist (zero weights).
-    for (int channel = 0; channel < p.cout_per_group; channel += 4) {
-      float sum[4];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) sum[c] = 0.f;
-      for (int tw = 0; tw < rw.taps; ++tw) {
-#pragma unroll
-        for (int c = 0; c < 4; ++c) sum[c] += partial[c * pitch + tw * tap_step];
-      }
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        if (channel + c < p.cout_per_group) {
-          const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
-          out[(channel + c) * p.output_channel_stride] = Ops::to_output(bias_value + sum[c]);
-        }
-      }
-      partial += 4 * pitch;
-    }
+    store_width_tap_sums<Ops>(p, partial, 0, rw.taps, pitch, tap_step, group_bias, out);
   }
 }
 
@@ -217,23 +227,7 @@ __device__ __forceinline__ void store_flat_row_outputs(
     const float* partial =
         partials +
         (kFlatTile ? (first_line + line) * source_width - tile.column0 : line * source_width) + x0;
-    for (int channel = 0; channel < p.cout_per_group; channel += 4) {
-      float sum[4];
-#pragma unroll
-      for (int c = 0; c < 4; ++c) sum[c] = 0.f;
-      for (int tw = first; tw < last; ++tw) {
-#pragma unroll
-        for (int c = 0; c < 4; ++c) sum[c] += partial[c * pitch + tw * tap_step];
-      }
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        if (channel + c < p.cout_per_group) {
-          const float bias_value = group_bias != nullptr ? group_bias[channel + c] : 0.f;
-          out[(channel + c) * p.output_channel_stride] = Ops::to_output(bias_value + sum[c]);
-        }
-      }
-      partial += 4 * pitch;
-    }
+    store_width_tap_sums<Ops>(p, partial, first, last, pitch, tap_step, group_bias, out);
   }
 }
 
