@@ -92,6 +92,27 @@ WgradSplit choose_wgrad_split(int64_t total_stages, int64_t blocks_per_split, in
   return {(total_stages + stages_per_split - 1) / stages_per_split, stages_per_split};
 }
 
+WgradSplit fit_wgrad_split_to_waves(WgradSplit split, int64_t total_stages,
+                                    int64_t blocks_per_split, int64_t multiprocessors,
+                                    int64_t max_splits, int64_t min_stages) {
+  // Waves x stages per block of a split count.
+  const auto cost = [&](int64_t splits) {
+    const int64_t per_split = (total_stages + splits - 1) / splits;
+    const int64_t blocks = (total_stages + per_split - 1) / per_split * blocks_per_split;
+    return (blocks + multiprocessors - 1) / multiprocessors * per_split;
+  };
+  const int64_t last = std::min({3 * split.splits / 2, max_splits,
+                                 std::max<int64_t>(1, total_stages / min_stages)});
+  // Downward too: the workspace bound often sets the count. From the most splits, so
+  // that a tie keeps the shorter running sums.
+  int64_t best = split.splits;
+  for (int64_t splits = last; splits >= std::max<int64_t>(1, 3 * split.splits / 4); --splits) {
+    if (cost(splits) < cost(best)) best = splits;
+  }
+  const int64_t per_split = (total_stages + best - 1) / best;
+  return {(total_stages + per_split - 1) / per_split, per_split};
+}
+
 int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, const at::Tensor& input,
                             const at::Tensor& grad_output, bool stage_input) {
   const int64_t staged_per_sample =

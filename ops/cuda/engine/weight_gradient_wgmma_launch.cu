@@ -170,9 +170,15 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
   const int64_t taps = g.taps();
   const int64_t split_floats = plan.groups * taps * p.channel_blocks * kN * plan.cout;
   const int64_t blocks_per_split = int64_t{p.row_blocks} * p.channel_blocks * plan.groups;
-  const WgradSplit split = choose_wgrad_split(chunk * stages_per_sample, blocks_per_split,
-                                              int64_t{multiprocessor_count()} * kWaves,
-                                              split_floats, chunks, kMinStages, kMaxStages);
+  WgradSplit split = choose_wgrad_split(chunk * stages_per_sample, blocks_per_split,
+                                        int64_t{multiprocessor_count()} * kWaves, split_floats,
+                                        chunks, kMinStages, kMaxStages);
+  // Whole waves (one block fits a multiprocessor); CT3D_WGRAD_WAVES=0 turns it off.
+  if (mainloop_switch("CT3D_WGRAD_WAVES") != MainloopSwitch::kNever) {
+    split = fit_wgrad_split_to_waves(
+        split, chunk * stages_per_sample, blocks_per_split, multiprocessor_count(),
+        std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)), kMinStages);
+  }
   const int64_t chunk_floats = split.splits * split_floats;
   at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options().dtype(at::kFloat));
 
