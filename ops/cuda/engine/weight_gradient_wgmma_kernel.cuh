@@ -11,10 +11,12 @@
 //
 // Block: warpgroup 0 loads, warpgroups 1 and 2 compute kMTiles m64 tiles each.
 // - The producers copy each pair's segment (the staged grad_output rows the stage's
-//   32 positions reach with any width tap) with cp.async, and load the stage's input
-//   from the unstaged NCDHW tensor (one stage ahead, in registers), split it and
-//   store hi and lo as wgmma's K-major core matrices; both complete on the slot's
-//   `full` barrier (256 arrivals: 128 cp.async, 128 after the stores and a proxy fence).
+//   32 positions reach with any width tap), as one bulk copy where grad_output is
+//   staged at the segments' pitch (bulk_segments) else in cp.async pieces, and load the
+//   stage's input from the unstaged NCDHW tensor (one stage ahead, in registers), split
+//   it and store hi and lo as wgmma's K-major core matrices; both complete on the slot's
+//   `full` barrier (128 arrivals after the stores and a proxy fence, and either 128
+//   cp.async arrivals or the bulk copies' bytes).
 // - The compute threads load their A values per k-step (rows g, g + 8; positions t,
 //   t + 4), split them in registers and issue lo*hi, hi*lo, hi*hi per m-tile; the
 //   accumulator chain is added into a float32 total every 4 stages (128 products).
