@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "ops/cuda/engine/half_stage_layout.h"
+#include "ops/cuda/engine/implicit_gemm_problem.h"  // round_up
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient_splits.h"
@@ -62,7 +63,7 @@ int segment_pitch(int64_t channels, int64_t stride) {
 int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
   const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_BULK");
   if (choice == MainloopSwitch::kNever) return 0;
-  return segment_pitch((channels + 3) / 4 * 4, stride);
+  return segment_pitch(round_up(channels, 4), stride);
 }
 
 // Where the wgmma form measured faster than mma.sync (docs/KERNEL_LOG.md, g1, g5): the
@@ -170,13 +171,14 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
   const int64_t taps = g.taps();
   const int64_t split_floats = plan.groups * taps * p.channel_blocks * kN * plan.cout;
   const int64_t blocks_per_split = int64_t{p.row_blocks} * p.channel_blocks * plan.groups;
+  const int64_t multiprocessors = multiprocessor_count();
   WgradSplit split = choose_wgrad_split(chunk * stages_per_sample, blocks_per_split,
-                                        int64_t{multiprocessor_count()} * kWaves, split_floats,
-                                        chunks, kMinStages, kMaxStages);
+                                        multiprocessors * kWaves, split_floats, chunks,
+                                        kMinStages, kMaxStages);
   // Whole waves (one block fits a multiprocessor); CT3D_WGRAD_WAVES=0 turns it off.
   if (mainloop_switch("CT3D_WGRAD_WAVES") != MainloopSwitch::kNever) {
     split = fit_wgrad_split_to_waves(
-        split, chunk * stages_per_sample, blocks_per_split, multiprocessor_count(),
+        split, chunk * stages_per_sample, blocks_per_split, multiprocessors,
         std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)), kMinStages);
   }
   const int64_t chunk_floats = split.splits * split_floats;
