@@ -176,7 +176,8 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
                                         multiprocessors * kWaves, split_floats, chunks,
                                         kMinStages, kMaxStages);
   // Whole waves (one block fits a multiprocessor); CT3D_WGRAD_WAVES=0 turns it off.
-  if (mainloop_switch("CT3D_WGRAD_WAVES") != MainloopSwitch::kNever) {
+  // float32 only: g6 was measured there, the half forms keep their measured counts.
+  if (!Ops::kHalf && mainloop_switch("CT3D_WGRAD_WAVES") != MainloopSwitch::kNever) {
     split = fit_wgrad_split_to_waves(
         split, chunk * stages_per_sample, blocks_per_split, multiprocessors,
         std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)), kMinStages);
