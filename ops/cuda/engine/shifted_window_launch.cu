@@ -32,15 +32,13 @@ void launch_chunks(const GatherProblem& problem, const PhaseProblem& p,
   const float* bias_data = bias.defined() ? bias.const_data_ptr<float>() : nullptr;
   const int multiprocessors = multiprocessor_count();
   ShiftedWindowPlan chunk_plan = plan;
-  chunk_plan.channel_blocks = p.cout_padded / (Cfg::kMTiles * kWindowBlockChannels);
-  chunk_plan.groups = problem.groups;
   using Output = typename Cfg::Ops::Output;
   for_each_window_chunk<Cfg::Ops::kHalf>(
       problem, plan, source, stream, staging_budget_floats,
       [&](const at::Tensor& planes, int64_t n0, int64_t samples) {
-        chunk_plan.samples = samples;
-        chunk_plan.tiles = problem.groups * samples * p.dim[0].max_positions *
-                           chunk_plan.channel_blocks * plan.column_blocks;
+        TORCH_CHECK(set_window_tiles(chunk_plan, problem.groups, samples, p.dim[0].max_positions,
+                                     p.cout_padded / (Cfg::kMTiles * kWindowBlockChannels)),
+                    "conv_transpose3d: too many output tiles for one launch");
         const int64_t blocks = std::min<int64_t>(chunk_plan.tiles, multiprocessors);
         kernel<<<static_cast<unsigned>(blocks), Cfg::kThreads, shared_bytes, stream>>>(
             p, chunk_plan, planes.const_data_ptr(), packed.const_data_ptr(), bias_data,

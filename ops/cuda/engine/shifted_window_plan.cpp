@@ -4,7 +4,9 @@
 #include <climits>
 
 #include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/tap_rows_plan.h"
+#include "ops/cuda/engine/tile_taps.h"
 #include "ops/cuda/engine/width_tap_reuse.h"
 
 namespace ct3d::cuda {
@@ -55,6 +57,8 @@ bool plan_compact_grid(const PhaseProblem& p, ShiftedWindowPlan& plan) {
   plan.origin = p.halo_low[0] * plan.plane_pitch + p.halo_low[1] * plan.line_pitch + p.halo_low[2];
   plan.min_width_shift = lowest_shift(p.dim[2].residue[0].first_shift,
                                       p.dim[2].residue[0].shift_step, p.dim[2].residue[0].taps);
+  plan.skip_halo_taps = mainloop_switch("CT3D_SKIP_HALO_TAPS") != MainloopSwitch::kNever &&
+                        border_taps_read_halo(p);
   return true;
 }
 
@@ -115,6 +119,20 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands,
   plan.flush_stages = half_operands ? kHalfChainStages : kMaxWidthTaps / rw.taps;
   if (plan.slots < kMinSlots || !plan_plane_rows(p, plan)) plan.columns = 0;
   return plan;
+}
+
+bool set_window_tiles(ShiftedWindowPlan& plan, int64_t groups, int64_t samples, int depth,
+                      int channel_blocks) {
+  plan.channel_blocks = channel_blocks;
+  plan.groups = groups;
+  plan.samples = samples;
+  plan.tiles = groups * samples * depth * channel_blocks * plan.column_blocks;
+  if (plan.tiles >= INT_MAX) return false;
+  plan.column_block_divider = FastDivider(static_cast<uint32_t>(plan.column_blocks));
+  plan.channel_block_divider = FastDivider(static_cast<uint32_t>(channel_blocks));
+  plan.plane_divider = FastDivider(static_cast<uint32_t>(samples * depth));
+  plan.depth_divider = FastDivider(static_cast<uint32_t>(depth));
+  return true;
 }
 
 bool shifted_window_pays(const PhaseProblem& p, bool input_gradient) {

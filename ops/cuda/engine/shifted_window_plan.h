@@ -18,6 +18,8 @@
 
 #include <cstdint>
 
+#include "ops/cuda/engine/fast_divider.h"
+
 namespace ct3d::cuda {
 
 struct PhaseProblem;
@@ -56,15 +58,28 @@ struct ShiftedWindowPlan {
   int slots = 0;
   int stage_bytes = 0;   // a k-step's planes x window_pitch x 16 bytes + the taps' weights
   int flush_stages = 0;  // stages per accumulator chain (float32: at most 128 k)
-  // The launch's tiles (set per chunk of samples by the launch).
+  // Tiles leave out the (depth tap, height tap) pairs that read only the zero halo for
+  // all their stored outputs (tile_taps.h): where some do (border_taps_read_halo) and
+  // CT3D_SKIP_HALO_TAPS is not 0.
+  bool skip_halo_taps = true;
+  // The launch's tiles (set per chunk of samples by set_window_tiles).
   int channel_blocks = 0;  // target channel blocks of 64 * m_tiles per group
   int64_t groups = 0, samples = 0;
   int64_t tiles = 0;  // groups x samples x depth x channel blocks x column blocks
+  // A tile's index decoded by multiplies (window_tile): by column blocks, channel
+  // blocks, planes (samples x depth) and depth.
+  FastDivider column_block_divider, channel_block_divider, plane_divider, depth_divider;
   int m_tiles = 1;    // m-tiles of 64 target channels per block (2: half form only)
   // The half form's epilogue tile in shared memory past the slots (0: none): the
   // block's channels x (its columns + kWindowParkPad) half values.
   int park_bytes = 0;
 };
+
+// A launch's tiles: `groups` x `samples` x the target's depth x channel_blocks x the
+// plan's column blocks, and the dividers that decode them; false where there are 2^31
+// or more (the decode is 32-bit).
+bool set_window_tiles(ShiftedWindowPlan& plan, int64_t groups, int64_t samples, int depth,
+                      int channel_blocks);
 
 // Whether the shifted-window GEMM applies to this launch (one phase, stride-1 rows,
 // blocks of 64 target channels of which at least 48 are used (32 for the half
@@ -80,10 +95,11 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands 
 
 // The parts both shifted-window forms (this one and tap_rows_plan.h) share.
 // plan_compact_grid: the checks (one stride-1 phase, 32-bit plane sizes, the quad
-// staging grid's 65535 quads, at most 16 width taps) and the compact grid's pitches
-// and origin; false where a check fails. plan_plane_rows: the quad planes' length,
-// from the blocks' columns (column_blocks, column_step, min_width_shift, window_rows),
-// so that every window stays inside them; false where it passes 32 bits.
+// staging grid's 65535 quads, at most 16 width taps), the compact grid's pitches and
+// origin, and skip_halo_taps; false where a check fails. plan_plane_rows: the quad
+// planes' length, from the blocks' columns (column_blocks, column_step,
+// min_width_shift, window_rows), so that every window stays inside them; false where it
+// passes 32 bits.
 bool plan_compact_grid(const PhaseProblem& p, ShiftedWindowPlan& plan);
 bool plan_plane_rows(const PhaseProblem& p, ShiftedWindowPlan& plan);
 

@@ -9,6 +9,7 @@
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/shifted_window_plan.h"
+#include "ops/cuda/engine/tile_taps.h"
 #include "ops/cuda/engine/window_operands.cuh"
 
 namespace ct3d::cuda {
@@ -39,18 +40,24 @@ struct WindowTile {
 };
 
 template <int kMTiles = 1>
-__device__ __forceinline__ WindowTile window_tile(const PhaseProblem& p,
+__device__ __forceinline__ WindowTile window_tile(const PhaseProblem&,
                                                   const ShiftedWindowPlan& plan, int64_t index) {
+  // 32-bit (set_window_tiles: fewer than 2^31 tiles), by multiplies: the producer, the
+  // epilogue and, where tiles leave taps out, every compute thread decode each tile.
+  const uint32_t at = static_cast<uint32_t>(index);
+  const uint32_t by_column = plan.column_block_divider.divide(at);
+  const uint32_t by_channel = plan.channel_block_divider.divide(by_column);
+  const uint32_t group = plan.plane_divider.divide(by_channel);
+  const uint32_t plane = by_channel - group * plan.plane_divider.divisor;
+  const uint32_t n = plan.depth_divider.divide(plane);
   WindowTile tile;
-  tile.column0 = static_cast<int>(index % plan.column_blocks) * plan.column_step;
-  index /= plan.column_blocks;
-  tile.channel0 = static_cast<int>(index % plan.channel_blocks) * (kMTiles * kWindowBlockChannels);
-  index /= plan.channel_blocks;
-  const int64_t planes = plan.samples * p.dim[0].max_positions;
-  const int64_t plane = index % planes;
-  tile.group = index / planes;
-  tile.qd = static_cast<int>(plane % p.dim[0].max_positions);
-  tile.n = plane / p.dim[0].max_positions;
+  tile.column0 = static_cast<int>(at - by_column * plan.column_block_divider.divisor) *
+                 plan.column_step;
+  tile.channel0 = static_cast<int>(by_column - by_channel * plan.channel_block_divider.divisor) *
+                  (kMTiles * kWindowBlockChannels);
+  tile.group = group;
+  tile.n = n;
+  tile.qd = static_cast<int>(plane - n * plan.depth_divider.divisor);
   return tile;
 }
 
@@ -81,39 +88,63 @@ struct WindowSteps {
         stages((total + kStageSteps - 1) / kStageSteps) {}
 };
 
-// A tile's (depth tap, height tap, k-step) walk: `by` k-steps on, into the next height
-// tap and depth tap at the ends of theirs.
+// A tile's (depth tap, height tap, k-step) walk over its taps (tile_taps.h): `by`
+// k-steps on, into the next height tap and depth tap at the ends of theirs.
 struct WindowStepCursor {
-  int td = 0, th = 0, k_step = 0;
-  __device__ __forceinline__ void advance(int by, int k_steps, int height_taps) {
+  int td, th, k_step;
+  __device__ __forceinline__ explicit WindowStepCursor(const TileTaps& taps)
+      : td(taps.depth.first), th(taps.height.first), k_step(0) {}
+  __device__ __forceinline__ void advance(int by, int k_steps, const TileTaps& taps) {
     k_step += by;
     if (k_step == k_steps) {
       k_step = 0;
-      if (++th == height_taps) {
-        th = 0;
+      if (++th == taps.height.first + taps.height.count) {
+        th = taps.height.first;
         ++td;
       }
     }
   }
+  // The stage's index in the walk over all taps (the packed weights' order), where
+  // kStageSteps divides the k-steps.
+  template <int kStageSteps>
+  __device__ __forceinline__ int all_taps_stage(int height_taps, int k_steps) const {
+    return ((td * height_taps + th) * k_steps + k_step) / kStageSteps;
+  }
 };
 
-// The producer's walk over one tile where kStageSteps divides the k-steps of a (depth
-// tap, height tap) (always in float32): for every stage it waits for the slot,
+// Whether the tile's walk is produce_window_steps' (float16 and bfloat16 where
+// kStageSteps does not divide the k-steps): it walks every tap.
+template <class Ops, int kStageSteps>
+__device__ __forceinline__ bool crossing_step_walk(const PhaseProblem& p) {
+  return Ops::kHalf && kStageSteps > 1 && (p.cin_padded / Ops::kStepChannels) % kStageSteps != 0;
+}
+
+// The stages of a tile with these taps, as the producer's walk has them: the consumers
+// count the same.
+template <class Ops, int kStageSteps>
+__device__ __forceinline__ int window_tile_stages(const PhaseProblem& p, const TileTaps& taps) {
+  if (crossing_step_walk<Ops, kStageSteps>(p)) return WindowSteps<Ops, kStageSteps>(p).stages;
+  return taps.depth.count * taps.height.count * (p.cin_padded / Ops::kStepChannels) / kStageSteps;
+}
+
+// The producer's walk over one tile's taps where kStageSteps divides the k-steps of a
+// (depth tap, height tap) (always in float32): for every stage it waits for the slot,
 // bulk-copies the windows of its k-steps' planes (Ops::kPlanesPerStep per k-step, one
 // run: window_rows x 16 bytes each, one plane window apart in shared memory) and calls
-// copy_weights(stage address past the windows, stage index, depth tap, height tap,
-// first k-step, full barrier) for the weights. `ring` is the block's position over its
-// tiles. The full barrier expects the windows' bytes + step_weight_bytes per k-step.
+// copy_weights(stage address past the windows, the stage's index in the walk over all
+// taps, depth tap, height tap, first k-step, full barrier) for the weights. `ring` is
+// the block's position over its tiles. The full barrier expects the windows' bytes +
+// step_weight_bytes per k-step.
 // Kept lean: the producer's per-stage work is on the short stages' critical path.
 template <class Ops, int kStageSteps, class CopyWeights>
 __device__ __forceinline__ void produce_window_runs(
     const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
-    const char* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
-    uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
+    const TileTaps& taps, const char* planes, uint32_t shared_base, uint32_t full0,
+    uint32_t empty0, uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
   const ResidueParams& rd = p.dim[0].residue[0];
   const ResidueParams& rh = p.dim[1].residue[0];
   const int k_steps = p.cin_padded / Ops::kStepChannels;
-  const int stages = rd.taps * rh.taps * k_steps / kStageSteps;
+  const int stages = window_tile_stages<Ops, kStageSteps>(p, taps);
   const uint32_t plane_window_bytes = 16 * plan.window_pitch;
   const int64_t plane_bytes = 16 * plan.plane_rows;
   const char* group_planes =
@@ -122,7 +153,7 @@ __device__ __forceinline__ void produce_window_runs(
       plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
   const uint32_t expected =
       kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
-  WindowStepCursor at;
+  WindowStepCursor at(taps);
   // Not unrolled: ptxas unrolled this loop by 2 in some instances, spilling the
   // producer's registers.
 #pragma unroll 1
@@ -139,9 +170,9 @@ __device__ __forceinline__ void produce_window_runs(
       bulk_copy(stage + i * plane_window_bytes, source + i * plane_bytes, 16 * plan.window_rows,
                 full);
     }
-    copy_weights(stage + Ops::kPlanesPerStep * kStageSteps * plane_window_bytes, stage_index,
-                 at.td, at.th, at.k_step, full);
-    at.advance(kStageSteps, k_steps, rh.taps);
+    copy_weights(stage + Ops::kPlanesPerStep * kStageSteps * plane_window_bytes,
+                 at.all_taps_stage<kStageSteps>(rh.taps, k_steps), at.td, at.th, at.k_step, full);
+    at.advance(kStageSteps, k_steps, taps);
   }
 }
 
@@ -166,7 +197,8 @@ __device__ __forceinline__ void produce_window_steps(
       plan.origin + tile.qd * plan.plane_pitch + tile.column0 + plan.min_width_shift;
   const uint32_t expected =
       kStageSteps * (Ops::kPlanesPerStep * 16 * plan.window_rows + step_weight_bytes);
-  WindowStepCursor at;
+  const TileTaps taps = all_tile_taps(p);
+  WindowStepCursor at(taps);
   int step_index = 0;
   const char* source = group_planes;
 #pragma unroll 1
@@ -184,7 +216,7 @@ __device__ __forceinline__ void produce_window_steps(
                             (rd.first_shift + at.td * rd.shift_step) * plan.plane_pitch +
                             (rh.first_shift + at.th * rh.shift_step) * plan.line_pitch;
         source = group_planes + at.k_step * Ops::kPlanesPerStep * plane_bytes + 16 * row;
-        at.advance(1, k_steps, rh.taps);
+        at.advance(1, k_steps, taps);
       }
 #pragma unroll
       for (int i = 0; i < Ops::kPlanesPerStep; ++i) {
@@ -197,21 +229,22 @@ __device__ __forceinline__ void produce_window_steps(
   }
 }
 
-// A tile's stages, by whichever walk fits (produce_window_runs, produce_window_steps).
+// A tile's stages, by whichever walk fits (produce_window_runs over the tile's taps,
+// produce_window_steps over all).
 template <class Ops, int kStageSteps, class CopyWeights>
 __device__ __forceinline__ void produce_window_stages(
     const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
-    const void* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
-    uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
+    const TileTaps& taps, const void* planes, uint32_t shared_base, uint32_t full0,
+    uint32_t empty0, uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
   const char* bytes = static_cast<const char*>(planes);
   if constexpr (Ops::kHalf && kStageSteps > 1) {
-    if ((p.cin_padded / Ops::kStepChannels) % kStageSteps != 0) {
+    if (crossing_step_walk<Ops, kStageSteps>(p)) {
       produce_window_steps<Ops, kStageSteps>(p, plan, tile, bytes, shared_base, full0, empty0,
                                              step_weight_bytes, ring, copy_weights);
       return;
     }
   }
-  produce_window_runs<Ops, kStageSteps>(p, plan, tile, bytes, shared_base, full0, empty0,
+  produce_window_runs<Ops, kStageSteps>(p, plan, tile, taps, bytes, shared_base, full0, empty0,
                                         step_weight_bytes, ring, copy_weights);
 }
 

@@ -105,11 +105,8 @@ at::Tensor pack_tap_row_weights(const GatherProblem& problem, const PhaseProblem
 TapRowsPlan launch_plan(const GatherProblem& problem, const PhaseProblem& p,
                         const TapRowsPlan& plan, int64_t samples) {
   TapRowsPlan launch = plan;
-  launch.window.channel_blocks = 1;
-  launch.window.groups = problem.groups;
-  launch.window.samples = samples;
-  launch.window.tiles =
-      problem.groups * samples * p.dim[0].max_positions * plan.window.column_blocks;
+  TORCH_CHECK(set_window_tiles(launch.window, problem.groups, samples, p.dim[0].max_positions, 1),
+              "conv_transpose3d: too many output tiles for one launch");
   return launch;
 }
 

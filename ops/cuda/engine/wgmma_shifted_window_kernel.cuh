@@ -71,7 +71,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const ResidueParams& rh = p.dim[1].residue[0];
   const ResidueParams& rw = p.dim[2].residue[0];
   const int chunks = p.cin_padded / 16;
-  const int stages = WindowSteps<Ops, 1>(p).stages;
   const uint32_t plane_window_bytes = 16 * plan.window_pitch;
   const uint32_t window_bytes = Ops::kPlanesPerStep * plane_window_bytes;
 
@@ -111,8 +110,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         }
       };
-      produce_window_stages<Ops, 1>(p, plan, tile, planes, shared_base, full0, empty0,
-                                    rw.taps * Cfg::kTapBytes, ring, copy_weights);
+      produce_window_stages<Ops, 1>(p, plan, tile,
+                                    window_columns_tile_taps(p, plan, tile.qd, tile.column0),
+                                    planes, shared_base, full0, empty0, rw.taps * Cfg::kTapBytes,
+                                    ring, copy_weights);
     }
     return;
   }
@@ -145,7 +146,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t shift_step = 16 * rw.shift_step;
   for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
     const WindowTile tile = window_tile<kMTiles>(p, plan, index);
+    // The producer's walk: the tile's taps (tile_taps.h).
+    const int stages = window_tile_stages<Ops, 1>(
+        p, window_columns_tile_taps(p, plan, tile.qd, tile.column0));
     zero_total(total);
+    // The half form's total is its chain, which a tile of no stages (output padding past
+    // the source) never starts.
+    if constexpr (Ops::kHalf) {
+      if (stages == 0) zero_total(acc);
+    }
     int pending_slot = -1, chain_stages = 0;
     for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
       const int slot = ring.slot;

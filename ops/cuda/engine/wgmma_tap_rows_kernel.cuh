@@ -231,6 +231,17 @@ __device__ __forceinline__ void store_flat_row_outputs(
   }
 }
 
+// The stages of tile `index` (the producer's walk over its taps, tile_taps.h): decoded
+// only where tiles leave taps out; all_stages elsewhere.
+template <class Ops, int kStageSteps>
+__device__ __forceinline__ int tap_rows_tile_stages(const PhaseProblem& p, const TapRowsPlan& plan,
+                                                    int64_t index, int all_stages) {
+  if (!plan.window.skip_halo_taps) return all_stages;
+  const WindowTile tile = window_tile(p, plan.window, index);
+  return window_tile_stages<Ops, kStageSteps>(p,
+                                              tap_rows_tile_taps(p, plan, tile.qd, tile.column0));
+}
+
 // kBoxes (the register-A form, plan.box_width > 0): the window by TMA boxes of the
 // source. A template argument, so that the staged form keeps its fixed pool address and
 // its fragment offsets as constants (L1-70 5 % faster, KERNEL_LOG tc6).
@@ -311,12 +322,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         bulk_copy(destination, weights + stage_index * kStageWeightBytes, kStageWeightBytes,
                   full);
       };
+      const TileTaps taps = tap_rows_tile_taps(p, plan, tile.qd, tile.column0);
       if constexpr (kBoxes) {
-        produce_window_boxes<Cfg::kStageSteps>(p, plan, tile, &window_map, shared_base, full0,
-                                               empty0, Cfg::kWeightBytes, ring, copy_weights);
+        produce_window_boxes<Cfg::kStageSteps>(p, plan, tile, taps, &window_map, shared_base,
+                                               full0, empty0, Cfg::kWeightBytes, ring,
+                                               copy_weights);
       } else {
-        produce_window_stages<Ops, Cfg::kStageSteps>(p, window, tile, planes, shared_base, full0,
-                                                     empty0, Cfg::kWeightBytes, ring, copy_weights);
+        produce_window_stages<Ops, Cfg::kStageSteps>(p, window, tile, taps, planes, shared_base,
+                                                     full0, empty0, Cfg::kWeightBytes, ring,
+                                                     copy_weights);
       }
     }
     return;
@@ -342,6 +356,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
       zero_total(total);
+      const int stages = tap_rows_tile_stages<Ops, Cfg::kStageSteps>(p, plan, index, steps.stages);
       // (The staged form's loads need none.)
       const FragmentOffsets<kMTiles> offsets =
           kBoxes && !flat
@@ -373,7 +388,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             Cfg::kWeightPartBytes, Cfg::kWeightBytes, chain_stages == 0 ? 0 : 1);
         wgmma_commit();
         ring.advance(slots);
-        if (++chain_stages == window.flush_stages || stage_index + 1 == steps.stages) {
+        if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
           wgmma_wait<0>();
           fence_accumulators(acc);
           mine.hold();
@@ -392,11 +407,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       };
       int stage_index = 0;
-      for (; stage_index + 1 < steps.stages; stage_index += 2) {
+      for (; stage_index + 1 < stages; stage_index += 2) {
         stage(stage_index, sets[0], sets[1]);
         stage(stage_index + 1, sets[1], sets[0]);
       }
-      if (stage_index < steps.stages) stage(stage_index, sets[0], sets[1]);
+      if (stage_index < stages) stage(stage_index, sets[0], sets[1]);
       mbarrier_wait(partials_read, partials_parity ^ 1);
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
@@ -408,13 +423,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     return;
   }
   RingPosition ring;  // over all the block's tiles
-  // The tiles' order is the producer's; the consumers need none of a tile's coordinates.
+  // The tiles' order is the producer's; the consumers need only their stage counts.
   for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
+    const int stages = tap_rows_tile_stages<Ops, Cfg::kStageSteps>(p, plan, index, steps.stages);
     zero_total(total);
     // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
     // (older, newer) until the wgmmas that read them are done.
     int older_slot = -1, newer_slot = -1, chain_stages = 0;
-    for (int stage_index = 0; stage_index < steps.stages; ++stage_index, ring.advance(slots)) {
+    for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
       mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
       const uint32_t stage = shared_base + ring.slot * window.stage_bytes;
       wgmma_fence();
@@ -439,7 +455,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         accumulate = 1;
       }
       wgmma_commit();
-      if (++chain_stages == window.flush_stages || stage_index + 1 == steps.stages) {
+      if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
         wgmma_wait<0>();
         fence_accumulators(acc);
         if (older_slot >= 0) mbarrier_arrive(empty0 + 8 * older_slot);

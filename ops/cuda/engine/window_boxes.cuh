@@ -65,13 +65,15 @@ __device__ __forceinline__ FragmentOffsets<kMTiles> box_fragment_offsets(const T
   return f;
 }
 
-// The producer's walk over one tile (as produce_window_runs, shifted_window_stage.cuh):
-// per stage one box of the stage's 8 * kStageSteps channels, then copy_weights(stage
-// address past the window, stage index, depth tap, height tap, first k-step, full
-// barrier). `window_map`: the source's tensor map (window_tensor_map.h).
+// The producer's walk over one tile's taps (as produce_window_runs,
+// shifted_window_stage.cuh): per stage one box of the stage's 8 * kStageSteps channels,
+// then copy_weights(stage address past the window, the stage's index in the walk over
+// all taps, depth tap, height tap, first k-step, full barrier). `window_map`: the
+// source's tensor map (window_tensor_map.h).
 template <int kStageSteps, class CopyWeights>
 __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, const TapRowsPlan& plan,
-                                                     const WindowTile& tile, const void* window_map,
+                                                     const WindowTile& tile, const TileTaps& taps,
+                                                     const void* window_map,
                                                      uint32_t shared_base, uint32_t full0,
                                                      uint32_t empty0, uint32_t step_weight_bytes,
                                                      RingPosition& ring,
@@ -80,7 +82,7 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   const ResidueParams& rd = p.dim[0].residue[0];
   const ResidueParams& rh = p.dim[1].residue[0];
   const int k_steps = p.cin_padded / 8;
-  const int stages = rd.taps * rh.taps * k_steps / kStageSteps;
+  const int stages = taps.depth.count * taps.height.count * k_steps / kStageSteps;
   const int64_t first_row =
       window.origin + tile.qd * window.plane_pitch + tile.column0 + window.min_width_shift;
   const uint32_t expected = kStageSteps * (8u * plan.box_width * plan.box_lines * 4 *
@@ -90,7 +92,7 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   const int channel0 = static_cast<int>(tile.group) * p.cin_per_group;
   const int sample = static_cast<int>(tile.n);
   const int first_width = window_box_first_width(p, plan);
-  WindowStepCursor at;
+  WindowStepCursor at(taps);
   BoxStart box{};
 #pragma unroll 1
   for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(window.slots)) {
@@ -121,8 +123,9 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
       tensor_copy_5d(stage, window_map, first_width, box.line, box.depth, channel0 + 8 * at.k_step,
                      sample, full);
     }
-    copy_weights(stage + plan.window_bytes, stage_index, at.td, at.th, at.k_step, full);
-    at.advance(kStageSteps, k_steps, rh.taps);
+    copy_weights(stage + plan.window_bytes, at.all_taps_stage<kStageSteps>(rh.taps, k_steps), at.td,
+                 at.th, at.k_step, full);
+    at.advance(kStageSteps, k_steps, taps);
   }
 }
 
