@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "catch.h"
@@ -104,11 +105,14 @@ TEST_CASE("taps_inside_source: the taps at which some target index reads inside 
 TEST_CASE("shifted-window tiles leave out only taps whose reads are all halo") {
   for (const Shape& s : kShapes) {
     const ct3d::cuda::PhaseProblem p = forward_problem(s);
-    const ct3d::cuda::ShiftedWindowPlan plan = ct3d::cuda::plan_shifted_window(p);
+    ct3d::cuda::ShiftedWindowPlan plan = ct3d::cuda::plan_shifted_window(p);
     if (plan.columns == 0) continue;
+    // Off by default in this GEMM (measured no gain); its tiles as CT3D_SKIP_HALO_TAPS=1
+    // has them.
+    CHECK_FALSE(plan.skip_halo_taps);
+    plan.skip_halo_taps = true;
     INFO("spatial " << s.spatial[0] << "x" << s.spatial[1] << "x" << s.spatial[2] << " kernel "
                     << s.kernel[0] << "x" << s.kernel[1] << "x" << s.kernel[2]);
-    CHECK(plan.skip_halo_taps);
     Tally tally;
     for (int qd = 0; qd < p.dim[0].max_positions; ++qd) {
       for (int block = 0; block < plan.column_blocks; ++block) {
@@ -192,14 +196,24 @@ TEST_CASE("no tile skips where no border plane or line reads the halo") {
       forward_problem({64, {5, 6, 20}, {3, 3, 3}, kOne, {2, 2, 0}, kZero, kOne})));
 }
 
-TEST_CASE("CT3D_SKIP_HALO_TAPS=0 keeps every tap") {
-  const ct3d::cuda::PhaseProblem p = forward_problem(kShapes[2]);  // as L1-68
-  ct3d::cuda::ShiftedWindowPlan plan = ct3d::cuda::plan_shifted_window(p);
-  REQUIRE(plan.columns > 0);
-  const ct3d::cuda::TileTaps edge = ct3d::cuda::window_columns_tile_taps(p, plan, 0, 0);
-  CHECK(edge.depth.count == 1);  // target plane 0 of a k3 kernel without padding
-  plan.skip_halo_taps = false;
-  const ct3d::cuda::TileTaps all = ct3d::cuda::window_columns_tile_taps(p, plan, 0, 0);
+TEST_CASE(
+    "CT3D_SKIP_HALO_TAPS: on by default in the tap-rows forms, 1 in the shifted-window GEMM") {
+  const ct3d::cuda::PhaseProblem p68 = forward_problem(kShapes[2]);  // as L1-68
+  const ct3d::cuda::PhaseProblem p58 = forward_problem(kShapes[0]);  // as L1-58
+  CHECK(ct3d::cuda::plan_tap_rows(p58, false, true, true).window.skip_halo_taps);
+  CHECK_FALSE(ct3d::cuda::plan_shifted_window(p68).skip_halo_taps);
+  setenv("CT3D_SKIP_HALO_TAPS", "1", 1);
+  const ct3d::cuda::ShiftedWindowPlan forced = ct3d::cuda::plan_shifted_window(p68);
+  setenv("CT3D_SKIP_HALO_TAPS", "0", 1);
+  const ct3d::cuda::TapRowsPlan off = ct3d::cuda::plan_tap_rows(p58, false, true, true);
+  unsetenv("CT3D_SKIP_HALO_TAPS");
+  REQUIRE(forced.columns > 0);
+  CHECK(forced.skip_halo_taps);
+  // Target plane 0 of a k3 kernel without padding reads one source plane.
+  CHECK(ct3d::cuda::window_columns_tile_taps(p68, forced, 0, 0).depth.count == 1);
+  REQUIRE(off.window.columns > 0);
+  CHECK_FALSE(off.window.skip_halo_taps);
+  const ct3d::cuda::TileTaps all = ct3d::cuda::tap_rows_tile_taps(p58, off, 0, 0);
   CHECK(all.depth.first == 0);
   CHECK(all.depth.count == 3);
   CHECK(all.height.count == 5);
