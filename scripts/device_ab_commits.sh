@@ -6,7 +6,9 @@
 # On the device (repo root, carry .device):
 #   AB_COMMAND="python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70" \
 #     bash scripts/device_ab_commits.sh
-# AB_ROUNDS (default 2) rounds of base then working tree; AB_COMMAND's output is printed
+# or, for a table of medians (bench/ab_summary.py), one ab_switch.py setting a round:
+#   AB_ROUNDS=4 AB_COMMAND="python3 bench/ab_switch.py 58,61,68,70 float32 CT3D_X=1 1 10" ...
+# AB_ROUNDS (default 2) rounds, base first in odd rounds; AB_COMMAND's output is printed
 # with its library's label. The working tree's build also gets Catch2.
 set -uo pipefail
 [ -f .device/base.tar ] || { echo "no .device/base.tar: git archive <commit> > .device/base.tar"; exit 1; }
@@ -17,8 +19,13 @@ tar -xf .device/base.tar -C "$base"
   cmake --build "$base/build" -j16; } >"$LOGS/build_base.log" 2>&1 || { tail -30 "$LOGS/build_base.log"; exit 1; }
 declare -A library=([base]="$base/build/libct3d.so" [tree]="$PWD/$BUILD/libct3d.so")
 command=${AB_COMMAND:-python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70 --out /tmp}
+# The order alternates between rounds: the library that runs second in a round has met
+# a warmer GPU (KERNEL_LOG tc15 saw a 1-4 % lean that way).
 for round in $(seq "${AB_ROUNDS:-2}"); do
-  for which in base tree; do
+  order="base tree"; [ $((round % 2)) = 0 ] && order="tree base"
+  for which in $order; do
     CT3D_LIBRARY=${library[$which]} bash -c "$command" 2>&1 | sed "s/^/[$which $round] /"
   done
-done
+done | tee "$LOGS/ab_commits.log"
+# bench/ab_switch.py's rows (one setting): medians per library and tree / base.
+python3 bench/ab_summary.py "$LOGS/ab_commits.log"
