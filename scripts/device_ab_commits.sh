@@ -19,8 +19,8 @@ tar -xf .device/base.tar -C "$base"
   cmake --build "$base/build" -j16; } >"$LOGS/build_base.log" 2>&1 || { tail -30 "$LOGS/build_base.log"; exit 1; }
 declare -A library=([base]="$base/build/libct3d.so" [tree]="$PWD/$BUILD/libct3d.so")
 command=${AB_COMMAND:-python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70 --out /tmp}
-# The order alternates between rounds: the library that runs second in a round has met
-# a warmer GPU (KERNEL_LOG tc15 saw a 1-4 % lean that way).
+# The order alternates between rounds, so that whatever favours the first (or second)
+# run of a round, such as a cooler GPU, falls on both libraries alike.
 for round in $(seq "${AB_ROUNDS:-2}"); do
   order="base tree"; [ $((round % 2)) = 0 ] && order="tree base"
   for which in $order; do
