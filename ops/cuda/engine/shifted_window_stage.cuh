@@ -40,8 +40,7 @@ struct WindowTile {
 };
 
 template <int kMTiles = 1>
-__device__ __forceinline__ WindowTile window_tile(const PhaseProblem&,
-                                                  const ShiftedWindowPlan& plan, int64_t index) {
+__device__ __forceinline__ WindowTile window_tile(const ShiftedWindowPlan& plan, int64_t index) {
   // 32-bit (set_window_tiles: fewer than 2^31 tiles), by multiplies: the producer, the
   // epilogue and, where tiles leave taps out, every compute thread decode each tile.
   const uint32_t at = static_cast<uint32_t>(index);
@@ -112,11 +111,12 @@ struct WindowStepCursor {
   }
 };
 
-// Whether the tile's walk is produce_window_steps' (float16 and bfloat16 where
-// kStageSteps does not divide the k-steps): it walks every tap.
+// Whether the tile's walk is produce_window_steps' (window_steps_cross_pairs, float16
+// and bfloat16 only): it walks every tap.
 template <class Ops, int kStageSteps>
 __device__ __forceinline__ bool crossing_step_walk(const PhaseProblem& p) {
-  return Ops::kHalf && kStageSteps > 1 && (p.cin_padded / Ops::kStepChannels) % kStageSteps != 0;
+  return Ops::kHalf && kStageSteps > 1 &&
+         window_steps_cross_pairs(p.cin_padded / Ops::kStepChannels, kStageSteps);
 }
 
 // The stages of a tile with these taps, as the producer's walk has them: the consumers

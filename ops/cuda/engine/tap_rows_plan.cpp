@@ -83,9 +83,11 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
   const int m_tiles = tap_columns_m_tiles(plan.rows_used, plan.raw_quads);
   const int stage_steps =
       positions_on_m ? 2 / m_tiles : tap_rows_stage_steps(plan.halves, half_operands);
-  // The half forms' step walk, where a stage's k-steps do not divide a (depth tap,
-  // height tap)'s, walks every tap (produce_window_steps): no tile leaves one out.
-  if (half_operands && (p.cin_padded / 16) % stage_steps != 0) window.skip_halo_taps = false;
+  // The half forms' crossing step walk (16-channel k-steps) walks every tap: no tile
+  // leaves one out.
+  if (half_operands && window_steps_cross_pairs(p.cin_padded / 16, stage_steps)) {
+    window.skip_halo_taps = false;
+  }
   const int planes_per_step = half_operands || plan.raw_quads ? 2 : 4;
   const int step_weight_bytes =
       (positions_on_m ? plan.rows_used : plan.halves * 64) * kRowBytes * (half_operands ? 1 : 2);

@@ -24,6 +24,11 @@ namespace ct3d::cuda {
 constexpr int tap_rows_stage_steps(int halves, bool half_operands) {
   return half_operands ? 2 * halves : halves;
 }
+// Whether stages of stage_steps k-steps cross (depth tap, height tap) pairs of k_steps
+// each: then the walk is produce_window_steps' (half forms only), over every tap.
+constexpr bool window_steps_cross_pairs(int k_steps, int stage_steps) {
+  return k_steps % stage_steps != 0;
+}
 // A width tap's M rows: its target channels rounded up to wgmma's 8-row core matrices.
 constexpr int kTapRowsChannelStep = 8;
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.

@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kChannelBytes;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
-      const WindowTile tile = window_tile<kMTiles>(p, plan, index);
+      const WindowTile tile = window_tile<kMTiles>(plan, index);
       const char* weights = static_cast<const char*>(packed_weight) +
                             tile.group * p.packed_group_stride * (Ops::kHalf ? 1 : 4) +
                             tile.channel0 * kChannelBytes;
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t first_shift = 16 * (rw.first_shift - plan.min_width_shift);
   const uint32_t shift_step = 16 * rw.shift_step;
   for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
-    const WindowTile tile = window_tile<kMTiles>(p, plan, index);
+    const WindowTile tile = window_tile<kMTiles>(plan, index);
     // The producer's walk: the tile's taps (tile_taps.h).
     const int stages = window_tile_stages<Ops, 1>(
         p, window_columns_tile_taps(p, plan, tile.qd, tile.column0));

@@ -237,7 +237,7 @@ template <class Ops, int kStageSteps>
 __device__ __forceinline__ int tap_rows_tile_stages(const PhaseProblem& p, const TapRowsPlan& plan,
                                                     int64_t index, int all_stages) {
   if (!plan.window.skip_halo_taps) return all_stages;
-  const WindowTile tile = window_tile(p, plan.window, index);
+  const WindowTile tile = window_tile(plan.window, index);
   return window_tile_stages<Ops, kStageSteps>(p,
                                               tap_rows_tile_taps(p, plan, tile.qd, tile.column0));
 }
@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (tid >= 32) {
       int parity = 0;
       for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x, parity ^= 1) {
-        const WindowTile tile = window_tile(p, window, index);
+        const WindowTile tile = window_tile(window, index);
         mbarrier_wait(partials_written, parity);
         if (kBoxes && plan.tile_lines > 0) {
           store_flat_row_outputs<Ops, false>(p, plan, tile, partials, tid - 32,
@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (tid != 0) return;
     RingPosition ring;  // over all the block's tiles
     for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
-      const WindowTile tile = window_tile(p, window, index);
+      const WindowTile tile = window_tile(window, index);
       // The weights are packed in the tile's k-step order, padded to whole stages: a
       // stage's are one run.
       constexpr int kStageWeightBytes = Cfg::kStageSteps * Cfg::kWeightBytes;
@@ -361,7 +361,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const FragmentOffsets<kMTiles> offsets =
           kBoxes && !flat
               ? box_fragment_offsets<kMTiles>(
-                    plan, window_line_offset(window, window_tile(p, window, index).column0), row0,
+                    plan, window_line_offset(window, window_tile(window, index).column0), row0,
                     t)
               : FragmentOffsets<kMTiles>{};
       // The slot of the stage still in flight (released once its wgmmas are done).
