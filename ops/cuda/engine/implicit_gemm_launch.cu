@@ -17,6 +17,7 @@
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/shifted_window.h"
 #include "ops/cuda/engine/staging.h"
+#include "ops/cuda/engine/strided_lines.h"
 #include "ops/cuda/engine/tap_rows.h"
 #include "ops/cuda/engine/weight_packing.cuh"
 #include "ops/cuda/engine/weight_packing.h"
@@ -361,9 +362,12 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   folded.groups = problem.groups / fold;
   folded.reduce_channels = problem.reduce_channels * fold;
   folded.target_channels = problem.target_channels * fold;
-  // Stride-1 problems with wide blocks: the shifted-window GEMM; with narrow ones its
-  // tap-rows form (both stage their own split copy of the source).
-  if (!staged.defined() && (launch_shifted_window(folded, fold, source, weight, bias, output,
+  // Width stride 2 with few target channels: the strided-lines form. Stride-1 problems
+  // with wide blocks: the shifted-window GEMM; with narrow ones its tap-rows form (both
+  // stage their own split copy of the source).
+  if (!staged.defined() && (launch_strided_lines(folded, fold, source, weight, bias, output,
+                                                 stream) ||
+                            launch_shifted_window(folded, fold, source, weight, bias, output,
                                                   stream, staging_budget_floats) ||
                             launch_tap_rows(folded, fold, source, weight, bias, output, stream,
                                             staging_budget_floats))) {

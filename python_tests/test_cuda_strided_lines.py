@@ -1,0 +1,95 @@
+"""The strided-lines form of the forward (float32, sm_90a: width stride 2, dilation 1, 3
+or 4 width taps, whole source lines of at most 128 columns; elsewhere these cases run
+on the other mainloops) against float64 with outputs poisoned first, with
+CT3D_STRIDED_LINES=1: L1-73's and the narrow stride-2 layers' geometry, 16 and 32
+channel blocks with padding channels, several channel blocks, groups, source channels
+past a k-step, columns past the source (output padding), depth and height strides and
+dilations with uncovered residues, lines of 4 to 128 columns (and of 2, which TMA's
+16-byte rule leaves to the other mainloops), many tiles per block,
+channels-last output, exact operands (float16 widened) and the input's scale; and where
+the default takes it. Skipped without CUDA."""
+
+import pytest
+import torch
+
+from cases import conv_args, edge_case, make_tensors, reference, relative_error
+from conftest import requires_cuda
+from test_cuda_op import FLOAT32_BAR
+from window_checks import check_forward, check_half_forward, check_input_scales, set_switches
+
+pytestmark = requires_cuda
+
+# (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
+ONE = (1, 1, 1)
+ZERO = (0, 0, 0)
+TWO = (2, 2, 2)
+CASES = [
+    (1, 32, 32, (4, 6, 128), (3, 3, 3), TWO, ONE, ZERO, 1, ONE),          # as L1-73
+    (2, 64, 32, (3, 5, 32), (4, 4, 4), TWO, ONE, ZERO, 1, ONE),           # as N-64-32-k4-s2
+    (2, 32, 16, (3, 5, 32), (3, 3, 3), TWO, ONE, ONE, 1, ONE),            # as N-32-16-k3-s2
+    (1, 16, 8, (2, 3, 20), (3, 4, 4), TWO, (0, 1, 0), ONE, 1, ONE),       # bias past the source
+    (2, 16, 24, (3, 5, 24), (3, 3, 3), (1, 3, 2), (1, 2, 1), (0, 1, 1), 1, (2, 1, 1)),
+    (2, 32, 48, (2, 4, 16), (3, 3, 3), TWO, ONE, ZERO, 2, ONE),           # groups, 24 each
+    (1, 16, 40, (2, 3, 24), (2, 3, 3), TWO, ZERO, ZERO, 1, ONE),          # two channel blocks
+    (1, 12, 13, (2, 3, 44), (3, 2, 3), TWO, (1, 0, 2), ONE, 1, ONE),      # channels past a step
+    (1, 8, 8, (2, 4, 4), (3, 3, 3), TWO, ZERO, ZERO, 1, ONE),             # lines of 4 columns
+    (1, 8, 8, (2, 4, 2), (3, 3, 3), TWO, ZERO, ZERO, 1, ONE),             # 2: another mainloop
+    (1, 8, 8, (3, 4, 8), (3, 3, 3), (2, 1, 2), ZERO, ZERO, 1, (2, 1, 1)),  # uncovered planes
+    (3, 16, 16, (5, 40, 48), (3, 3, 4), TWO, ONE, ONE, 1, ONE),          # many tiles per block
+    (1, 16, 16, (2, 9, 128), (2, 2, 3), TWO, ZERO, ONE, 1, ONE),          # 128 columns, 9 lines
+    (1, 64, 32, (2, 3, 16), (4, 4, 4), TWO, (1, 2, 3), ZERO, 1, ONE),     # width padding 3
+]
+SWITCHES = {"CT3D_STRIDED_LINES": "1"}
+
+
+@pytest.mark.parametrize("params", CASES)
+def test_forward_cases(params, monkeypatch):
+    check_forward(edge_case(params, bias=True), monkeypatch, SWITCHES)
+
+
+@pytest.mark.parametrize("params", [CASES[0], CASES[5]])
+def test_forward_without_bias(params, monkeypatch):
+    check_forward(edge_case(params, bias=False), monkeypatch, SWITCHES)
+
+
+def test_forward_channels_last(monkeypatch):
+    check_forward(edge_case(CASES[1], bias=True), monkeypatch, SWITCHES, torch.channels_last_3d)
+
+
+def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
+    check_input_scales(edge_case(CASES[0], bias=False), monkeypatch, SWITCHES)
+
+
+@pytest.mark.parametrize("params", [CASES[0], CASES[3]])
+def test_forward_exact_operands(params, monkeypatch):
+    """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32."""
+    check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
+                       dict(SWITCHES, CT3D_HALF_WINDOW="0"))
+
+
+def strided_lines_ran(case):
+    """Whether ct3d's forward of `case` ran the strided-lines kernel; checks its result."""
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+        torch.cuda.synchronize()
+    assert relative_error(got, reference(x, w, b, case)) <= FLOAT32_BAR
+    return any("wgmma_strided_lines_kernel" in event.name for event in profile.events()
+               if event.device_type.name == "CUDA")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
+                    reason="the form is built for sm_90a")
+def test_the_default_takes_the_form_where_it_paid(monkeypatch):
+    """k4 stride 2 (a mean reduction of 4 x 64) and 16 target channels run it; L1-73's
+    geometry (32 channels, a mean reduction of 72) keeps the other mainloop."""
+    monkeypatch.delenv("CT3D_STRIDED_LINES", raising=False)
+    assert strided_lines_ran(edge_case(CASES[1], bias=True))
+    assert strided_lines_ran(edge_case(CASES[2], bias=True))
+    assert not strided_lines_ran(edge_case(CASES[0], bias=True))
+
+
+def test_switch_off_runs_another_mainloop(monkeypatch):
+    """CT3D_STRIDED_LINES=0: the same case right on the mainloop it replaced."""
+    set_switches(monkeypatch, {"CT3D_STRIDED_LINES": "0"})
+    assert not strided_lines_ran(edge_case(CASES[1], bias=True))
