@@ -10,6 +10,7 @@
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/strided_lines.h"
+#include "ops/cuda/engine/tap_row_weights.cuh"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_strided_lines_kernel.cuh"
 #include "ops/cuda/engine/window_tensor_map.h"
@@ -27,24 +28,17 @@ struct StridedLinesPacking {
 
 // The weights as the kernel's stages read them (strided_lines_weight_stage):
 // [group][channel block][depth residue][height residue][depth tap][height tap][k-step]
-// [hi, lo][rows][8], row = width tap x channel_block + target channel, each k-step's
-// rows as wgmma's K-major core matrices (8 rows x 4 values; the k-step's two halves
-// 128 bytes apart, 8-row groups 256 bytes apart) in the boxes' K order (source channel
-// 2 e + half of the k-step). Zero in the padding rows, channels and taps. Run on every
-// call: the weights may change.
+// [hi, lo][rows][8] (tap_row_weights.cuh), row = width tap x channel_block + target
+// channel, in the boxes' K order (source channel 2 e + half of the k-step). Zero in the padding
+// rows, channels and taps. Run on every call: the weights may change.
 __global__ void pack_strided_line_weights_kernel(const float* __restrict__ weight,
                                                  float* __restrict__ packed, int64_t total,
                                                  const StridedLinesPacking s) {
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
        index += int64_t(gridDim.x) * blockDim.x) {
-    const int e = static_cast<int>(index & 3);
-    const int row_in_group = static_cast<int>((index >> 2) & 7);
-    const int half = static_cast<int>((index >> 5) & 1);
-    int64_t rest = index >> 6;
-    const int row = static_cast<int>(rest % (s.rows / 8)) * 8 + row_in_group;
-    rest /= s.rows / 8;
-    const bool lo_part = rest & 1;
-    rest >>= 1;
+    const TapRowElement element = tap_row_element(index, s.rows);
+    const int e = element.e, half = element.half, row = element.row;
+    int64_t rest = element.rest;
     const int k_step = static_cast<int>(rest % s.k_steps);
     rest /= s.k_steps;
     const int th = static_cast<int>(rest % s.height_taps);
@@ -70,8 +64,7 @@ __global__ void pack_strided_line_weights_kernel(const float* __restrict__ weigh
       value = weight[group * s.layout.group_stride + in_channel * s.layout.reduce_stride +
                      channel * s.layout.target_stride + tap];
     }
-    const float value_hi = round_to_tf32(value);
-    packed[index] = lo_part ? value - value_hi : value_hi;
+    packed[index] = tf32_part(value, element.lo);
   }
 }
 

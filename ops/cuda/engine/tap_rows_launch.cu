@@ -13,6 +13,7 @@
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/implicit_gemm_layout.cuh"
 #include "ops/cuda/engine/mainloop_switch.h"
+#include "ops/cuda/engine/tap_row_weights.cuh"
 #include "ops/cuda/engine/tap_rows.h"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_tap_rows_kernel.cuh"
@@ -43,14 +44,9 @@ __global__ void pack_tap_row_weights_kernel(const float* __restrict__ weight,
                                             const TapRowsPacking s) {
   for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; index < total;
        index += int64_t(gridDim.x) * blockDim.x) {
-    const int e = static_cast<int>(index & 3);
-    const int row_in_group = static_cast<int>((index >> 2) & 7);
-    const int half = static_cast<int>((index >> 5) & 1);
-    int64_t rest = index >> 6;
-    const int row = static_cast<int>(rest % (s.rows / 8)) * 8 + row_in_group;
-    rest /= s.rows / 8;
-    const bool lo_part = rest & 1;
-    rest >>= 1;
+    const TapRowElement element = tap_row_element(index, s.rows);
+    const int e = element.e, half = element.half, row = element.row;
+    int64_t rest = element.rest;
     const int k_step = static_cast<int>(rest % (2 * s.chunks));
     rest /= 2 * s.chunks;
     const int th = static_cast<int>(rest % s.rh.taps);
@@ -69,8 +65,7 @@ __global__ void pack_tap_row_weights_kernel(const float* __restrict__ weight,
       value = weight[group * s.layout.group_stride + in_channel * s.layout.reduce_stride +
                      channel * s.layout.target_stride + tap];
     }
-    const float value_hi = round_to_tf32(value);
-    packed[index] = lo_part ? value - value_hi : value_hi;
+    packed[index] = tf32_part(value, element.lo);
   }
 }
 
