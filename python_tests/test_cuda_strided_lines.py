@@ -60,10 +60,12 @@ def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
     check_input_scales(edge_case(CASES[0], bias=False), monkeypatch, SWITCHES)
 
 
-@pytest.mark.parametrize("params", [CASES[0], CASES[3]])
-def test_forward_exact_operands(params, monkeypatch):
-    """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32."""
-    check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[3]])
+def test_forward_exact_operands(params, dtype, monkeypatch):
+    """float16 and bfloat16 widened to float32 (CT3D_HALF_WINDOW=0; groups of at most 16
+    target channels are widened anyway): exact in TF32, one product each."""
+    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
                        dict(SWITCHES, CT3D_HALF_WINDOW="0"))
 
 

@@ -5,6 +5,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/implicit_gemm.h"
@@ -136,18 +137,21 @@ bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tens
   }
   if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);
   const at::Tensor packed = pack_strided_line_weights(problem, p, plan, weight, stream);
-  const auto run = [&](auto config) {
-    using Cfg = decltype(config);
-    launch<Cfg>(p, plan, source, packed, bias, output, stream);
+  const auto run = [&](auto exact) {
+    constexpr bool kExact = decltype(exact)::value;
+    const auto launch_config = [&](auto config) {
+      launch<decltype(config)>(p, plan, source, packed, bias, output, stream);
+    };
+    const bool narrow = plan.channel_block == 16;
+    if (plan.width_taps == 3) {
+      narrow ? launch_config(StridedLinesConfig<3, 16, strided_lines_m_tiles(48), kExact>{})
+             : launch_config(StridedLinesConfig<3, 32, strided_lines_m_tiles(96), kExact>{});
+    } else {
+      narrow ? launch_config(StridedLinesConfig<4, 16, strided_lines_m_tiles(64), kExact>{})
+             : launch_config(StridedLinesConfig<4, 32, strided_lines_m_tiles(128), kExact>{});
+    }
   };
-  const bool narrow = plan.channel_block == 16;
-  if (plan.width_taps == 3) {
-    narrow ? run(StridedLinesConfig<3, 16, strided_lines_m_tiles(48)>{})
-           : run(StridedLinesConfig<3, 32, strided_lines_m_tiles(96)>{});
-  } else {
-    narrow ? run(StridedLinesConfig<4, 16, strided_lines_m_tiles(64)>{})
-           : run(StridedLinesConfig<4, 32, strided_lines_m_tiles(128)>{});
-  }
+  problem.operands_exact_in_tf32 ? run(std::true_type{}) : run(std::false_type{});
   return true;
 }
 

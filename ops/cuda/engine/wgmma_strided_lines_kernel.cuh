@@ -4,8 +4,8 @@
 // warpgroup one TMA box of the source seen flat (a channel's rows, then 4 floats so
 // that a load's four k lie 8 banks apart, as window_boxes.cuh's line tiles), and one
 // bulk copy of the weights in (width tap, channel) rows. A lane's A values come from
-// the box into registers and are split there (wgmma's RS form, three products); the
-// chain (at most kStridedLinesMaxChain reductions) is not flushed.
+// the box into registers and are split there (wgmma's RS form, three products, or one for
+// exact operands); the chain (at most kStridedLinesMaxChain reductions) is not flushed.
 // Persistent grid: each block walks tiles blockIdx.x, + gridDim.x, ...
 #pragma once
 
@@ -21,8 +21,11 @@
 
 namespace ct3d::cuda {
 
-template <int kWidthTaps, int kChannels, int kMTilesPerWarpgroup>
+// kExactOperands: every source and weight value is a TF32 value (float16 or bfloat16
+// widened), so one product, hi * hi, is exact.
+template <int kWidthTaps, int kChannels, int kMTilesPerWarpgroup, bool kExactOperands>
 struct StridedLinesConfig {
+  static constexpr bool kExact = kExactOperands;
   static_assert(kWidthTaps == 3 || kWidthTaps == 4, "a column's taps reach it and the next");
   static_assert(kChannels % 8 == 0, "whole n8 blocks per width tap");
   static constexpr int kTaps = kWidthTaps;
@@ -66,6 +69,19 @@ __device__ __forceinline__ void load_strided_line_fragments(
       split_tf32(make_float4(k_low[0], k_low[8], k_high[0], k_high[8]), f.hi[step][mt],
                  f.lo[step][mt]);
     }
+  }
+}
+
+// One stage's products for exact operands: their lo parts are zero, so hi * hi alone.
+template <class Cfg, int kAccumulators>
+__device__ __forceinline__ void exact_register_a_products(
+    float (&acc)[Cfg::kMTiles][kAccumulators],
+    const WindowFragments<Cfg::kStageSteps, Cfg::kMTiles>& f, uint32_t weights) {
+#pragma unroll
+  for (int step = 0; step < Cfg::kStageSteps; ++step) {
+    const uint64_t b_hi = matrix_descriptor(weights + step * Cfg::kWeightStepBytes, 128, 256);
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) Wgmma<Cfg::kN>::run(acc[mt], f.hi[step][mt], b_hi, 1);
   }
 }
 
@@ -321,9 +337,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       load_strided_line_fragments<Cfg>(shared + slot * (plan.stage_bytes / 4) + lane_offset, mine);
       fence_accumulators(acc);
       wgmma_fence();
-      register_a_products<Cfg::kN, Cfg::kStageSteps, Cfg::kMTiles>(
-          acc, mine, shared_base + slot * plan.stage_bytes + 2 * Cfg::kBoxBytes,
-          Cfg::kWeightPartBytes, Cfg::kWeightStepBytes, 1);
+      const uint32_t stage_weights = shared_base + slot * plan.stage_bytes + 2 * Cfg::kBoxBytes;
+      if constexpr (Cfg::kExact) {
+        exact_register_a_products<Cfg>(acc, mine, stage_weights);
+      } else {
+        register_a_products<Cfg::kN, Cfg::kStageSteps, Cfg::kMTiles>(
+            acc, mine, stage_weights, Cfg::kWeightPartBytes, Cfg::kWeightStepBytes, 1);
+      }
       wgmma_commit();
       ring.advance(slots);
       if (stage_index + 1 == stages) {
