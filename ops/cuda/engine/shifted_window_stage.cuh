@@ -14,13 +14,9 @@
 
 namespace ct3d::cuda {
 
-// The block both kernels run: warpgroup 0 loads (one thread issues the copies), warpgroups
-// 1 and 2 compute; kN is a compute warpgroup's wgmma N, Operands window_operands.cuh's.
-template <int kColumns, class Operands>
-struct WindowBlockShape {
-  using Ops = Operands;
-  using Mma = typename Operands::template Mma<kColumns>;
-  static constexpr int kN = kColumns;
+// The block the window kernels (and the strided-lines form's) run: warpgroup 0 loads
+// (one thread issues the copies), warpgroups 1 and 2 compute, up to kMaxSlots stages.
+struct WarpSpecializedBlock {
   static constexpr int kThreads = 384;
   static constexpr int kComputeThreads = 256;
   static constexpr int kMaxSlots = 8;
@@ -30,6 +26,15 @@ struct WindowBlockShape {
   static constexpr int kComputeRegisters = 224;
   static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
                 "the compute warpgroups claim only registers the producer frees");
+};
+
+// The block both window kernels run; kN is a compute warpgroup's wgmma N, Operands
+// window_operands.cuh's.
+template <int kColumns, class Operands>
+struct WindowBlockShape : WarpSpecializedBlock {
+  using Ops = Operands;
+  using Mma = typename Operands::template Mma<kColumns>;
+  static constexpr int kN = kColumns;
 };
 
 // Tile `index`: column block fastest, then channel block (of kMTiles x 64 channels;
@@ -50,8 +55,8 @@ __device__ __forceinline__ WindowTile window_tile(const ShiftedWindowPlan& plan,
   const uint32_t plane = by_channel - group * plan.plane_divider.divisor;
   const uint32_t n = plan.depth_divider.divide(plane);
   WindowTile tile;
-  tile.column0 = static_cast<int>(at - by_column * plan.column_block_divider.divisor) *
-                 plan.column_step;
+  tile.column0 =
+      static_cast<int>(at - by_column * plan.column_block_divider.divisor) * plan.column_step;
   tile.channel0 = static_cast<int>(by_column - by_channel * plan.channel_block_divider.divisor) *
                   (kMTiles * kWindowBlockChannels);
   tile.group = group;
@@ -139,8 +144,8 @@ __device__ __forceinline__ int window_tile_stages(const PhaseProblem& p, const T
 template <class Ops, int kStageSteps, class CopyWeights>
 __device__ __forceinline__ void produce_window_runs(
     const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
-    const TileTaps& taps, const char* planes, uint32_t shared_base, uint32_t full0,
-    uint32_t empty0, uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
+    const TileTaps& taps, const char* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
+    uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
   const ResidueParams& rd = p.dim[0].residue[0];
   const ResidueParams& rh = p.dim[1].residue[0];
   const int k_steps = p.cin_padded / Ops::kStepChannels;
@@ -202,8 +207,7 @@ __device__ __forceinline__ void produce_window_steps(
   int step_index = 0;
   const char* source = group_planes;
 #pragma unroll 1
-  for (int stage_index = 0; stage_index < steps.stages;
-       ++stage_index, ring.advance(plan.slots)) {
+  for (int stage_index = 0; stage_index < steps.stages; ++stage_index, ring.advance(plan.slots)) {
     mbarrier_wait(empty0 + 8 * ring.slot, ring.phase ^ 1);
     const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
     const uint32_t full = full0 + 8 * ring.slot;
@@ -234,8 +238,8 @@ __device__ __forceinline__ void produce_window_steps(
 template <class Ops, int kStageSteps, class CopyWeights>
 __device__ __forceinline__ void produce_window_stages(
     const PhaseProblem& p, const ShiftedWindowPlan& plan, const WindowTile& tile,
-    const TileTaps& taps, const void* planes, uint32_t shared_base, uint32_t full0,
-    uint32_t empty0, uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
+    const TileTaps& taps, const void* planes, uint32_t shared_base, uint32_t full0, uint32_t empty0,
+    uint32_t step_weight_bytes, RingPosition& ring, CopyWeights&& copy_weights) {
   const char* bytes = static_cast<const char*>(planes);
   if constexpr (Ops::kHalf && kStageSteps > 1) {
     if (crossing_step_walk<Ops, kStageSteps>(p)) {

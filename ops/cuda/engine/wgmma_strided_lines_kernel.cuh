@@ -14,6 +14,7 @@
 #include "ops/cuda/engine/hopper_ptx.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
 #include "ops/cuda/engine/ptx_helpers.cuh"
+#include "ops/cuda/engine/shifted_window_stage.cuh"  // WarpSpecializedBlock
 #include "ops/cuda/engine/strided_lines_plan.h"
 #include "ops/cuda/engine/tap_columns_register_a.cuh"
 #include "ops/cuda/engine/wgmma_instructions.cuh"
@@ -24,7 +25,7 @@ namespace ct3d::cuda {
 // kExactOperands: every source and weight value is a TF32 value (float16 or bfloat16
 // widened), so one product, hi * hi, is exact.
 template <int kWidthTaps, int kChannels, int kMTilesPerWarpgroup, bool kExactOperands>
-struct StridedLinesConfig {
+struct StridedLinesConfig : WarpSpecializedBlock {
   static constexpr bool kExact = kExactOperands;
   static_assert(kWidthTaps == 3 || kWidthTaps == 4, "a column's taps reach it and the next");
   static_assert(kChannels % 8 == 0, "whole n8 blocks per width tap");
@@ -32,11 +33,6 @@ struct StridedLinesConfig {
   static constexpr int kChannelBlock = kChannels;
   static constexpr int kN = kWidthTaps * kChannels;
   static constexpr int kMTiles = kMTilesPerWarpgroup;
-  static constexpr int kThreads = 384;
-  static constexpr int kComputeThreads = 256;
-  static constexpr int kMaxSlots = 8;
-  static constexpr int kProducerRegisters = 56;
-  static constexpr int kComputeRegisters = 224;
   static constexpr int kStageSteps = kStridedLinesStageSteps;
   static constexpr int kRows = 64 * kMTiles;  // a compute warpgroup's flat rows
   static constexpr int kBoxWidth = strided_lines_box_width(kMTiles);
@@ -362,13 +358,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         pending_slot = slot;
       }
     };
-    int stage_index = 0;
-    for (; stage_index + 1 < stages; stage_index += 2) {
-      stage(stage_index, sets[0], sets[1]);
-      stage(stage_index + 1, sets[1], sets[0]);
-    }
-    if (stage_index < stages) stage(stage_index, sets[0], sets[1]);
-    wgmma_wait<0>();
+    run_stage_pairs(stages, sets, stage);
     fence_accumulators(acc);
     // The epilogue reads a copy: reading the accumulators themselves there made ptxas
     // serialize the wgmmas (C7511).
