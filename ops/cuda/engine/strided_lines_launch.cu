@@ -125,8 +125,8 @@ bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tens
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream) {
   const MainloopSwitch choice = mainloop_switch("CT3D_STRIDED_LINES");
-  if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled() ||
-      source.size(0) != problem.batch) {
+  if (choice == MainloopSwitch::kNever || fold != 1 || !strided_lines_may_apply(problem) ||
+      !wgmma_enabled() || source.size(0) != problem.batch) {
     return false;
   }
   const PhaseProblem p = make_phase_problem(problem, 8 * kStridedLinesStageSteps, 8, output);

@@ -29,17 +29,23 @@ int64_t unit_dilation_padding(const GatherDim& width) {
 
 }  // namespace
 
+bool strided_lines_may_apply(const GatherProblem& problem) {
+  const GatherDim& width = problem.dim[2];
+  if (problem.input_gradient || width.phases.size() != 2 ||
+      (width.kernel != 3 && width.kernel != 4)) {
+    return false;
+  }
+  for (const GatherDim& dim : problem.dim) {
+    if (dim.position_step != 1) return false;
+  }
+  return true;
+}
+
 StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhaseProblem& p,
                                     bool source_boxes) {
   const StridedLinesPlan none{};
+  if (!source_boxes || !strided_lines_may_apply(problem)) return none;
   const GatherDim& width = problem.dim[2];
-  if (problem.input_gradient || !source_boxes || width.phases.size() != 2 ||
-      width.position_step != 1 || (width.kernel != 3 && width.kernel != 4)) {
-    return none;
-  }
-  for (const GatherDim& dim : problem.dim) {
-    if (dim.position_step != 1) return none;
-  }
   const int64_t cin = problem.reduce_channels, cout = problem.target_channels;
   const int channel_block = cout <= 16 ? 16 : 32;
   const int m_tiles = strided_lines_m_tiles(static_cast<int>(width.kernel) * channel_block);

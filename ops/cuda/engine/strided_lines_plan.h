@@ -60,6 +60,10 @@ struct StridedLinesPlan {
   int slots = 0, stage_bytes = 0, shared_bytes = 0;
 };
 
+// Whether the problem is a forward with width stride 2 and 3 or 4 width taps: the checks
+// that need no PhaseProblem, so that other calls skip building one.
+bool strided_lines_may_apply(const GatherProblem& problem);
+
 // The plan of a forward problem (host code), or one whose width_taps is 0 where the form
 // does not apply: width stride 2 with dilation 1 and 3 or 4 taps, whole source lines of
 // at most 128 columns (a multiple of 4) per compute warpgroup, chains of at most
