@@ -42,9 +42,13 @@ CASES = [
 SWITCHES = {"CT3D_STRIDED_LINES": "1"}
 
 
+@pytest.mark.parametrize("staged", ["0", "1"])
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch, SWITCHES)
+def test_forward_cases(params, staged, monkeypatch):
+    """Each case with the lanes' stores and with the warp-staged stores (widths a multiple
+    of 16; elsewhere the lanes' stores again)."""
+    check_forward(edge_case(params, bias=True), monkeypatch,
+                  dict(SWITCHES, CT3D_STRIDED_LINES_STAGED=staged))
 
 
 @pytest.mark.parametrize("params", [CASES[0], CASES[5]])

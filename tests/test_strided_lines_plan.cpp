@@ -61,6 +61,13 @@ TEST_CASE("strided lines: the forwards the plan takes", "[strided_lines]") {
   CHECK(l73.plan.lines_per_warpgroup == 1);
   CHECK(l73.plan.k_steps == 4);
   CHECK(l73.plan.slots >= 3);
+  CHECK_FALSE(l73.plan.staged_stores);
+  CHECK(ct3d::cuda::plan_strided_lines(l73.problem, l73.p, true, true).staged_stores);
+  CHECK_FALSE(ct3d::cuda::plan_strided_lines(
+                  plan_of({1, 16, 16, {4, 4, 20}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).problem,
+                  plan_of({1, 16, 16, {4, 4, 20}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).p, true,
+                  true)
+                  .staged_stores);
   // Where it pays (measured): not on L1-73 (32 channels, a mean reduction of 72).
   CHECK_FALSE(ct3d::cuda::strided_lines_pays(l73.p));
   // k4 x 32 channels: wgmma N 128, one m-tile, lines of at most 64.

@@ -104,7 +104,8 @@ void launch(const PhaseProblem& p, const StridedLinesPlan& plan, const at::Tenso
             const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
             cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(plan.m_tiles == Cfg::kMTiles && plan.stage_bytes == Cfg::kStageBytes &&
-                        plan.slots <= Cfg::kMaxSlots);
+                        plan.slots <= Cfg::kMaxSlots &&
+                        Cfg::kStagedFloats == plan.channel_block * 36);
   auto kernel = wgmma_strided_lines_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));
@@ -131,7 +132,8 @@ bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tens
   }
   const PhaseProblem p = make_phase_problem(problem, 8 * kStridedLinesStageSteps, 8, output);
   const StridedLinesPlan plan =
-      plan_strided_lines(problem, p, source_fits_boxes(source, problem.groups, p.cin_per_group));
+      plan_strided_lines(problem, p, source_fits_boxes(source, problem.groups, p.cin_per_group),
+                         mainloop_switch("CT3D_STRIDED_LINES_STAGED") == MainloopSwitch::kAlways);
   if (plan.width_taps == 0 || (choice == MainloopSwitch::kWherePays && !strided_lines_pays(p))) {
     return false;
   }

@@ -42,7 +42,7 @@ bool strided_lines_may_apply(const GatherProblem& problem) {
 }
 
 StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhaseProblem& p,
-                                    bool source_boxes) {
+                                    bool source_boxes, bool staged_stores) {
   const StridedLinesPlan none{};
   if (!source_boxes || !strided_lines_may_apply(problem)) return none;
   const GatherDim& width = problem.dim[2];
@@ -87,10 +87,14 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
   if (tiles <= 0 || tiles > INT_MAX) return none;
   plan.tiles = static_cast<int>(tiles);
   plan.stage_bytes = strided_lines_stage_bytes(plan.width_taps * plan.channel_block, m_tiles);
-  plan.slots = std::min(kMaxSlots, kSharedBudgetBytes / plan.stage_bytes);
+  plan.staged_stores = staged_stores && plan.source_width % 16 == 0;
+  // 8 compute warps' staged rows: channel_block x 36 floats each.
+  const int staged_bytes = plan.staged_stores ? 8 * plan.channel_block * 36 * 4 : 0;
+  plan.slots = std::min(kMaxSlots, (kSharedBudgetBytes - staged_bytes) / plan.stage_bytes);
   if (plan.slots < kMinSlots) return none;
+  plan.staged_offset = plan.slots * plan.stage_bytes;
   // TMA lands a box at a 128-byte boundary: room to reach one.
-  plan.shared_bytes = plan.slots * plan.stage_bytes + 128;
+  plan.shared_bytes = plan.staged_offset + staged_bytes + 128;
   return plan;
 }
 

@@ -58,6 +58,10 @@ struct StridedLinesPlan {
   int depth_taps = 0, height_taps = 0;
   int tiles = 0;
   int slots = 0, stage_bytes = 0, shared_bytes = 0;
+  // The epilogue's warp-staged stores (KERNEL_LOG sl2, drafted): widths a multiple of 16,
+  // each compute warp's rows (kChannels x 36 floats) at staged_offset past the slots.
+  bool staged_stores = false;
+  int staged_offset = 0;
 };
 
 // Whether the problem is a forward with width stride 2 and 3 or 4 width taps: the checks
@@ -70,7 +74,7 @@ bool strided_lines_may_apply(const GatherProblem& problem);
 // kStridedLinesMaxChain products, one TMA box per stage inside a group (source_boxes: the source
 // fits window_tensor_map.h's boxes).
 StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhaseProblem& p,
-                                    bool source_boxes);
+                                    bool source_boxes, bool staged_stores = false);
 
 // Where the form measured faster than the other mainloops (KERNEL_LOG sl1): a target of
 // at most 16 channels per group, or a mean reduction of at least 128 per target column

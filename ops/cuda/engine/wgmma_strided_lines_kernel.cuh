@@ -47,6 +47,10 @@ struct StridedLinesConfig : WarpSpecializedBlock {
   // Accumulator values of one row (a lane's row g or g + 8) in width taps >= 2: those the
   // next source column's outputs take.
   static constexpr int kCarried = (kWidthTaps - 2) * kChannels / 4;
+  // A warp's staged rows: per channel 32 target columns, 4 mod 8 floats apart (a lane's
+  // writes of one k lie 8 banks from the next t's: 2-way at most).
+  static constexpr int kStagedPitch = 36;
+  static constexpr int kStagedFloats = kChannels * kStagedPitch;
 };
 
 // Lane (g, t) of warp w holds rows 16 kMTiles w + 16 mt + g + 8 i (i = 0, 1) of its
@@ -113,8 +117,8 @@ __device__ __forceinline__ void warpgroup_barrier(int warpgroup) {
 template <class Cfg, int kAccumulators>
 __device__ __forceinline__ void store_strided_lines(
     const PhaseProblem& p, const StridedLinesPlan& plan, const StridedLinesTile& tile,
-    const float (&acc)[Cfg::kMTiles][kAccumulators], float* exchange, int warpgroup,
-    const float* __restrict__ bias, float* __restrict__ output) {
+    const float (&acc)[Cfg::kMTiles][kAccumulators], float* exchange, float* warp_rows,
+    int warpgroup, const float* __restrict__ bias, float* __restrict__ output) {
   constexpr int kBlocks = Cfg::kChannelBlock / 8;
   constexpr int kCarried = Cfg::kCarried;
   const int ctid = (threadIdx.x - 128) & 127;
@@ -182,8 +186,15 @@ __device__ __forceinline__ void store_strided_lines(
   };
 
   const int rh = tile.height_residue;
+  // Staged stores (plan.staged_stores: whole 16-column slabs per line): a warp's slab of
+  // 16 source columns is 32 consecutive target columns; its lanes put them in the warp's
+  // rows ([channel][kStagedPitch]) and store each channel's 32 as one warp store.
+  const bool staged = plan.staged_stores;
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+    if (staged) __syncwarp();
+    int slab_column = 0;
+    float* slab_line = nullptr;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const int row = 16 * Cfg::kMTiles * warp + 16 * mt + g + 8 * i;
@@ -211,19 +222,37 @@ __device__ __forceinline__ void store_strided_lines(
             }
             left[strided_lines_carried<Cfg>(tw, b, e)] = column == 0 ? 0.f : received;
           }
+      const auto value = [&](int r, int b, int e) {
+        float sum = acc[mt][strided_lines_accumulator<Cfg>(r, b, i, e)];
+#pragma unroll
+        for (int tw = r + 2; tw < Cfg::kTaps; tw += 2) {
+          sum += left[strided_lines_carried<Cfg>(tw, b, e)];
+        }
+        return sum;
+      };
+      if (staged) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+          for (int b = 0; b < kBlocks; ++b)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              warp_rows[(8 * b + 2 * t + e) * Cfg::kStagedPitch + 2 * (g + 8 * i) + r] =
+                  channel_bias[b][e] + value(r, b, e);
+            }
+      }
       const int q = tile.q0 + warpgroup * plan.lines_per_warpgroup + line_in_box;
       if (line_in_box >= plan.lines_per_warpgroup || q >= p.dim[1].residue[rh].positions) continue;
       float* const line = plane + int64_t{q * p.dim[1].stride + rh} * p.output_stride[1];
+      if (staged) {
+        slab_column = column - g - 8 * i;
+        slab_line = line;
+      } else {
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        store_column(line, 2 * column + r - plan.width_padding, [&](int b, int e) {
-          float value = acc[mt][strided_lines_accumulator<Cfg>(r, b, i, e)];
-#pragma unroll
-          for (int tw = r + 2; tw < Cfg::kTaps; tw += 2) {
-            value += left[strided_lines_carried<Cfg>(tw, b, e)];
-          }
-          return value;
-        });
+        for (int r = 0; r < 2; ++r) {
+          store_column(line, 2 * column + r - plan.width_padding,
+                       [&](int b, int e) { return value(r, b, e); });
+        }
       }
       if (column == width - 1) {
         // Columns past the source: the first takes this column's taps >= 2, any later
@@ -232,14 +261,29 @@ __device__ __forceinline__ void store_strided_lines(
 #pragma unroll
           for (int r = 0; r < 2; ++r) {
             store_column(line, 2 * past + r - plan.width_padding, [&](int b, int e) {
-              float value = 0.f;
+              float sum = 0.f;
 #pragma unroll
               for (int tw = 2 + r; tw < Cfg::kTaps; tw += 2) {
-                value += acc[mt][strided_lines_accumulator<Cfg>(tw, b, i, e)];
+                sum += acc[mt][strided_lines_accumulator<Cfg>(tw, b, i, e)];
               }
-              return past == width ? value : 0.f;
+              return past == width ? sum : 0.f;
             });
           }
+        }
+      }
+    }
+    if (staged) {
+      // The slab's line is the same for all its lanes (whole slabs per line).
+      __syncwarp();
+      const int target_column = 2 * slab_column - plan.width_padding + lane;
+      if (slab_line != nullptr && target_column >= 0 && target_column < plan.target_width) {
+        // (This lane's channels 2t, 2t + 1 of each n8 block are pointer offsets from
+        // `plane`; the slab's rows start at channel 0.)
+        float* out = slab_line - 2 * t * channel_stride + target_column * p.output_stride[2];
+        const int channels = lane_channels + 2 * t;
+#pragma unroll
+        for (int c = 0; c < Cfg::kChannelBlock; ++c, out += channel_stride) {
+          if (c < channels) *out = warp_rows[c * Cfg::kStagedPitch + lane];
         }
       }
     }
@@ -367,8 +411,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
       for (int i = 0; i < Cfg::kN / 2; ++i) values[mt][i] = acc[mt][i];
-    store_strided_lines<Cfg>(p, plan, tile, values, exchange[parity][warpgroup], warpgroup, bias,
-                             output);
+    store_strided_lines<Cfg>(
+        p, plan, tile, values, exchange[parity][warpgroup],
+        shared + plan.staged_offset / 4 + ((tid - 128) >> 5) * Cfg::kStagedFloats, warpgroup, bias,
+        output);
     parity ^= 1;
   }
 #endif
