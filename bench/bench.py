@@ -31,9 +31,10 @@ from torch import nn
 
 import ct3d
 from problems import PROBLEMS, BY_NUMBER
-from wide_layers import NARROW_LAYERS, WIDE_LAYERS
+from wide_layers import NARROW_LAYERS, PROBE_LAYERS, WIDE_LAYERS
 
-ALL_PROBLEMS = {**BY_NUMBER, **{p.number: p for p in WIDE_LAYERS + NARROW_LAYERS}}
+ALL_PROBLEMS = {**BY_NUMBER,
+                **{p.number: p for p in WIDE_LAYERS + NARROW_LAYERS + PROBE_LAYERS}}
 
 
 def median_ms(fn, inputs, warmup, reps):

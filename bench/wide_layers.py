@@ -3,8 +3,9 @@ kernel 3 to 5, stride 1 and 2, batch 8 to 16, inputs 16^3 to 32^3, the kind typi
 3-D U-Net / VAE decoders have. Narrow: layers with 8 to 32 output channels (stride 1,
 and two stride-2 upsampling layers), the last layers of such decoders, where one
 group's channels fill few of wgmma's 64 rows. A user's layers are not ours to choose.
-Numbered from 101 (wide) and 201 (narrow) so they share the benchmark's problem
-lookup."""
+Probe: layers that settle one form's default rule in an A/B (bench/ab_switch.py), not in
+the tables. Numbered from 101 (wide), 201 (narrow) and 301 (probe) so they share the
+benchmark's problem lookup."""
 
 
 from problems import Problem
@@ -37,4 +38,12 @@ NARROW_LAYERS = [
     _wide(206, "N-48-24-k3-s1", 8, 48, 24, 48, 3, padding=1),
     _wide(207, "N-32-16-k3-s2", 8, 32, 16, 32, 3, stride=2, padding=1, output_padding=1),
     _wide(208, "N-64-32-k4-s2", 8, 64, 32, 32, 4, stride=2, padding=1),
+]
+
+PROBE_LAYERS = [
+    # Strided-lines chains over 512 reductions, flushed (KERNEL_LOG sl3): few target
+    # channels (one channel block) from many source channels.
+    _wide(301, "P-256-16-k3-s2", 4, 256, 16, 32, 3, stride=2, padding=1, output_padding=1),
+    _wide(302, "P-192-8-k4-s2", 4, 192, 8, 32, 4, stride=2, padding=1),
+    _wide(303, "P-160-64-k4-s2", 4, 160, 64, 32, 4, stride=2, padding=1),
 ]

@@ -5,7 +5,7 @@ CT3D_STRIDED_LINES=1: L1-73's and the narrow stride-2 layers' geometry, 16 and 3
 channel blocks with padding channels, several channel blocks, groups, source channels
 past a k-step, columns past the source (output padding), depth and height strides and
 dilations with uncovered residues, lines of 4 to 128 columns (and of 2, which TMA's
-16-byte rule leaves to the other mainloops), many tiles per block,
+16-byte rule leaves to the other mainloops), many tiles per block, chains flushed,
 channels-last output, exact operands (float16 widened) and the input's scale; and where
 the default takes it. Skipped without CUDA."""
 
@@ -38,6 +38,10 @@ CASES = [
     (3, 16, 16, (5, 40, 48), (3, 3, 4), TWO, ONE, ONE, 1, ONE),          # many tiles per block
     (1, 16, 16, (2, 9, 128), (2, 2, 3), TWO, ZERO, ONE, 1, ONE),          # 128 columns, 9 lines
     (1, 64, 32, (2, 3, 16), (4, 4, 4), TWO, (1, 2, 3), ZERO, 1, ONE),     # width padding 3
+    # Chains over 512 reductions, flushed every 256 (one m-tile per warpgroup):
+    (2, 144, 40, (3, 4, 16), (3, 3, 3), TWO, ONE, ONE, 1, ONE),           # k3, 2 blocks
+    (1, 160, 16, (2, 3, 20), (4, 4, 4), TWO, ONE, ZERO, 1, ONE),          # k4, 16 channels
+    (1, 176, 32, (2, 3, 64), (4, 4, 4), TWO, ONE, ZERO, 1, ONE),          # k4, N 128
 ]
 SWITCHES = {"CT3D_STRIDED_LINES": "1"}
 
@@ -45,8 +49,8 @@ SWITCHES = {"CT3D_STRIDED_LINES": "1"}
 @pytest.mark.parametrize("staged", ["0", "1"])
 @pytest.mark.parametrize("params", CASES)
 def test_forward_cases(params, staged, monkeypatch):
-    """Each case with the lanes' stores and with the warp-staged stores (widths a multiple
-    of 16; elsewhere the lanes' stores again)."""
+    """Each case with the lanes' stores and with the warp-staged stores (the default for
+    widths a multiple of 16; elsewhere the lanes' stores again)."""
     check_forward(edge_case(params, bias=True), monkeypatch,
                   dict(SWITCHES, CT3D_STRIDED_LINES_STAGED=staged))
 
@@ -60,12 +64,13 @@ def test_forward_channels_last(monkeypatch):
     check_forward(edge_case(CASES[1], bias=True), monkeypatch, SWITCHES, torch.channels_last_3d)
 
 
-def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
-    check_input_scales(edge_case(CASES[0], bias=False), monkeypatch, SWITCHES)
+@pytest.mark.parametrize("params", [CASES[0], CASES[14]])
+def test_forward_keeps_the_scale_of_its_inputs(params, monkeypatch):
+    check_input_scales(edge_case(params, bias=False), monkeypatch, SWITCHES)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[3]])
+@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[3], CASES[14]])
 def test_forward_exact_operands(params, dtype, monkeypatch):
     """float16 and bfloat16 widened to float32 (CT3D_HALF_WINDOW=0; groups of at most 16
     target channels are widened anyway): exact in TF32, one product each."""
@@ -87,12 +92,22 @@ def strided_lines_ran(case):
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
                     reason="the form is built for sm_90a")
 def test_the_default_takes_the_form_where_it_paid(monkeypatch):
-    """k4 stride 2 (a mean reduction of 4 x 64) and 16 target channels run it; L1-73's
-    geometry (32 channels, a mean reduction of 72) keeps the other mainloop."""
+    """Widths a multiple of 16 (the warp-staged stores) run it, L1-73's geometry too; so
+    do other widths with k4 stride 2 (a mean reduction of 4 x 64) or 16 target channels,
+    and flushed chains of at most 2 channel blocks; 32 channels with a mean reduction of
+    72 at width 36, and flushed chains of 4 channel blocks, keep the other mainloop."""
     monkeypatch.delenv("CT3D_STRIDED_LINES", raising=False)
+    monkeypatch.delenv("CT3D_STRIDED_LINES_STAGED", raising=False)
+    assert strided_lines_ran(edge_case(CASES[0], bias=True))
     assert strided_lines_ran(edge_case(CASES[1], bias=True))
     assert strided_lines_ran(edge_case(CASES[2], bias=True))
-    assert not strided_lines_ran(edge_case(CASES[0], bias=True))
+    assert strided_lines_ran(edge_case(CASES[7], bias=True))
+    assert strided_lines_ran(edge_case(CASES[14], bias=True))
+    width36 = (1, 32, 32, (4, 6, 36), (3, 3, 3), TWO, ONE, ZERO, 1, ONE)
+    assert not strided_lines_ran(edge_case(width36, bias=True))
+    # Flushed chains with 4 channel blocks (as W-256-128-k3-s2) keep the other mainloop.
+    four_blocks = (1, 144, 128, (2, 3, 16), (3, 3, 3), TWO, ONE, ONE, 1, ONE)
+    assert not strided_lines_ran(edge_case(four_blocks, bias=True))
 
 
 def test_switch_off_runs_another_mainloop(monkeypatch):

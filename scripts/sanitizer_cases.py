@@ -8,8 +8,9 @@ output, unbatched input, a kernel of 40 (a wide halo); the direct kernel (float6
 float16, bfloat16, and a stride too large for the GEMM); the staging and packing
 passes; both backward ops. On sm_90a also the tap-columns form (the 13-channel case:
 48 rows with padding rows, its input gradient 96; the (3, 5, 5) case's input gradient
-160), its window read by TMA from the source (the last two cases) and from staged
-planes (the others).
+160), its window read by TMA from the source (the two cases after it) and from staged
+planes (the others); and the strided-lines form (the last three: the warp-staged stores,
+flushed chains, the lanes' stores).
 """
 
 
@@ -36,6 +37,11 @@ CASES = [
     # then the input gradient's 160 rows on a 16-wide grad_output).
     (2, 48, 48, 1, (3, 4, 16), (3, 3, 3), (1, 1, 1), (0, 0, 0), (0, 0, 0), (1, 1, 1), torch.float32),
     (2, 32, 32, 1, (2, 4, 14), (3, 3, 5), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
+    # Width stride 2: the strided-lines form (widths a multiple of 16: staged stores; 576
+    # reductions: flushed chains; width 20: the lanes' stores).
+    (1, 32, 32, 1, (2, 3, 32), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
+    (1, 144, 16, 1, (2, 3, 16), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), torch.float32),
+    (1, 16, 12, 1, (2, 3, 20), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
 ]
 
 

@@ -43,7 +43,7 @@ Planned plan_of(const Layer& l) {
   Planned planned;
   planned.problem = ct3d::cuda::forward_gather(g);
   planned.p = ct3d::cuda::make_phase_problem(planned.problem, 16, 8, out);
-  planned.plan = ct3d::cuda::plan_strided_lines(planned.problem, planned.p, true);
+  planned.plan = ct3d::cuda::plan_strided_lines(planned.problem, planned.p, true, true);
   return planned;
 }
 
@@ -61,26 +61,34 @@ TEST_CASE("strided lines: the forwards the plan takes", "[strided_lines]") {
   CHECK(l73.plan.lines_per_warpgroup == 1);
   CHECK(l73.plan.k_steps == 4);
   CHECK(l73.plan.slots >= 3);
-  CHECK_FALSE(l73.plan.staged_stores);
-  CHECK(ct3d::cuda::plan_strided_lines(l73.problem, l73.p, true, true).staged_stores);
-  CHECK_FALSE(ct3d::cuda::plan_strided_lines(
-                  plan_of({1, 16, 16, {4, 4, 20}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).problem,
-                  plan_of({1, 16, 16, {4, 4, 20}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).p, true,
-                  true)
-                  .staged_stores);
-  // Where it pays (measured): not on L1-73 (32 channels, a mean reduction of 72).
-  CHECK_FALSE(ct3d::cuda::strided_lines_pays(l73.p));
+  // Warp-staged stores: widths a multiple of 16, unless turned off.
+  CHECK(l73.plan.staged_stores);
+  const ct3d::cuda::StridedLinesPlan l73_lanes =
+      ct3d::cuda::plan_strided_lines(l73.problem, l73.p, true, false);
+  CHECK_FALSE(l73_lanes.staged_stores);
+  const Planned width20 = plan_of({1, 16, 16, {4, 4, 20}, {3, 3, 3}, kTwo, kOne, kZero, kOne});
+  CHECK(width20.plan.width_taps == 3);
+  CHECK_FALSE(width20.plan.staged_stores);
+  // Where it pays (measured): L1-73 (32 channels, a mean reduction of 72) with the staged
+  // stores only; so a width of 36 with 32 channels does not.
+  CHECK(ct3d::cuda::strided_lines_pays(l73.p, l73.plan));
+  CHECK_FALSE(ct3d::cuda::strided_lines_pays(l73.p, l73_lanes));
+  const Planned width36 = plan_of({1, 32, 32, {4, 6, 36}, {3, 3, 3}, kTwo, kOne, kZero, kOne});
+  CHECK(width36.plan.width_taps == 3);
+  CHECK_FALSE(ct3d::cuda::strided_lines_pays(width36.p, width36.plan));
   // k4 x 32 channels: wgmma N 128, one m-tile, lines of at most 64.
   const Planned k4 = plan_of({8, 64, 32, {32, 32, 32}, {4, 4, 4}, kTwo, kOne, kZero, kOne});
   CHECK(k4.plan.width_taps == 4);
   CHECK(k4.plan.m_tiles == 1);
   CHECK(k4.plan.lines_per_warpgroup == 2);
-  CHECK(ct3d::cuda::strided_lines_pays(k4.p));
-  CHECK(ct3d::cuda::strided_lines_pays(
-      plan_of({8, 32, 16, {32, 32, 32}, {3, 3, 3}, kTwo, kOne, kOne, kOne}).p));
+  CHECK(ct3d::cuda::strided_lines_pays(k4.p, k4.plan));
+  const Planned k3_narrow = plan_of({8, 32, 16, {32, 32, 36}, {3, 3, 3}, kTwo, kOne, kOne, kOne});
+  CHECK_FALSE(k3_narrow.plan.staged_stores);
+  CHECK(ct3d::cuda::strided_lines_pays(k3_narrow.p, k3_narrow.plan));
   CHECK(plan_of({1, 8, 32, {4, 4, 80}, {4, 4, 4}, kTwo, kOne, kZero, kOne}).plan.width_taps == 0);
   // Not taken: stride 1 or 3 in width, width dilation 2, 5 width taps, lines over 128,
-  // widths not a multiple of 4, groups of 8 source channels, chains over 512.
+  // widths not a multiple of 4, groups of 8 source channels, lines over 64 where the
+  // chain flushes.
   CHECK(plan_of({1, 16, 16, {4, 4, 32}, {3, 3, 3}, kOne, kOne, kZero, kOne}).plan.width_taps == 0);
   CHECK(plan_of({1, 16, 16, {4, 4, 32}, {3, 3, 3}, {2, 2, 3}, kOne, kZero, kOne}).plan.width_taps ==
         0);
@@ -92,7 +100,43 @@ TEST_CASE("strided lines: the forwards the plan takes", "[strided_lines]") {
   CHECK(plan_of({1, 16, 16, {4, 8, 2}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).plan.width_taps == 0);
   CHECK(plan_of({1, 16, 16, {4, 4, 32}, {3, 3, 3}, kTwo, kOne, kZero, kOne, 2}).plan.width_taps ==
         0);
-  CHECK(plan_of({1, 144, 16, {4, 4, 32}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).plan.width_taps == 0);
+  CHECK(plan_of({1, 144, 16, {4, 4, 128}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).plan.width_taps ==
+        0);
+}
+
+TEST_CASE("strided lines: chains over 512 reductions flush every 256", "[strided_lines]") {
+  // W-256-128-k3-s2: 2 x 2 x 256 = 1024 reductions in the phase (1, 1).
+  const Planned wide = plan_of({8, 256, 128, {16, 16, 16}, {3, 3, 3}, kTwo, kOne, kOne, kOne});
+  CHECK(wide.plan.width_taps == 3);
+  CHECK(wide.plan.m_tiles == 1);
+  CHECK(wide.plan.lines_per_warpgroup == 4);
+  CHECK(wide.plan.flush_stages == 16);
+  CHECK(wide.plan.staged_stores);
+  CHECK(wide.plan.channel_blocks == 4);
+  // Where flushed chains pay (measured): at most 2 channel blocks per group.
+  CHECK_FALSE(ct3d::cuda::strided_lines_pays(wide.p, wide.plan));
+  const Planned narrow = plan_of({4, 256, 16, {32, 32, 32}, {3, 3, 3}, kTwo, kOne, kOne, kOne});
+  CHECK(narrow.plan.flush_stages == 16);
+  CHECK(ct3d::cuda::strided_lines_pays(narrow.p, narrow.plan));
+  const Planned two_blocks =
+      plan_of({4, 160, 64, {32, 32, 32}, {4, 4, 4}, kTwo, kOne, kZero, kOne});
+  CHECK(two_blocks.plan.flush_stages == 16);
+  CHECK(two_blocks.plan.channel_blocks == 2);
+  CHECK(ct3d::cuda::strided_lines_pays(two_blocks.p, two_blocks.plan));
+  // 144 channels: 576 reductions; 128: 512, one chain with two m-tiles.
+  CHECK(plan_of({1, 144, 16, {4, 4, 32}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).plan.flush_stages ==
+        16);
+  const Planned at_limit = plan_of({1, 128, 16, {4, 4, 32}, {3, 3, 3}, kTwo, kOne, kZero, kOne});
+  CHECK(at_limit.plan.flush_stages == 0);
+  CHECK(at_limit.plan.m_tiles == 2);
+  // Exact operands (float16 or bfloat16 widened): one chain, their output is rounded.
+  const Layer exact_layer{1, 144, 16, {4, 4, 32}, {3, 3, 3}, kTwo, kOne, kZero, kOne};
+  Planned exact = plan_of(exact_layer);
+  exact.problem.operands_exact_in_tf32 = true;
+  const StridedLinesPlan exact_plan =
+      ct3d::cuda::plan_strided_lines(exact.problem, exact.p, true, true);
+  CHECK(exact_plan.flush_stages == 0);
+  CHECK(exact_plan.m_tiles == 2);
 }
 
 TEST_CASE("strided lines: tiles cover every target line once, stages are the taps inside",
@@ -105,6 +149,7 @@ TEST_CASE("strided lines: tiles cover every target line once, stages are the tap
       {1, 8, 8, {3, 4, 8}, {3, 3, 3}, {2, 1, 2}, kZero, kZero, {2, 1, 1}},
       {1, 8, 8, {2, 4, 4}, {3, 3, 3}, kTwo, kZero, kZero, kOne},
       {2, 16, 16, {5, 40, 48}, {3, 3, 4}, kTwo, kOne, kOne, kOne},
+      {2, 144, 40, {3, 5, 16}, {3, 3, 3}, kTwo, kOne, kOne, kOne},  // flushed chains
   };
   for (const Layer& layer : layers) {
     const Planned planned = plan_of(layer);

@@ -104,7 +104,7 @@ void launch(const PhaseProblem& p, const StridedLinesPlan& plan, const at::Tenso
             const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,
             cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(plan.m_tiles == Cfg::kMTiles && plan.stage_bytes == Cfg::kStageBytes &&
-                        plan.slots <= Cfg::kMaxSlots &&
+                        (plan.flush_stages > 0) == Cfg::kFlush && plan.slots <= Cfg::kMaxSlots &&
                         Cfg::kStagedFloats == plan.channel_block * 36);
   auto kernel = wgmma_strided_lines_kernel<Cfg>;
   C10_CUDA_CHECK(
@@ -133,8 +133,9 @@ bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tens
   const PhaseProblem p = make_phase_problem(problem, 8 * kStridedLinesStageSteps, 8, output);
   const StridedLinesPlan plan =
       plan_strided_lines(problem, p, source_fits_boxes(source, problem.groups, p.cin_per_group),
-                         mainloop_switch("CT3D_STRIDED_LINES_STAGED") == MainloopSwitch::kAlways);
-  if (plan.width_taps == 0 || (choice == MainloopSwitch::kWherePays && !strided_lines_pays(p))) {
+                         mainloop_switch("CT3D_STRIDED_LINES_STAGED") != MainloopSwitch::kNever);
+  if (plan.width_taps == 0 ||
+      (choice == MainloopSwitch::kWherePays && !strided_lines_pays(p, plan))) {
     return false;
   }
   if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);
@@ -145,6 +146,18 @@ bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tens
       launch<decltype(config)>(p, plan, source, packed, bias, output, stream);
     };
     const bool narrow = plan.channel_block == 16;
+    if constexpr (!kExact) {
+      if (plan.flush_stages > 0) {
+        if (plan.width_taps == 3) {
+          narrow ? launch_config(StridedLinesConfig<3, 16, 1, false, true>{})
+                 : launch_config(StridedLinesConfig<3, 32, 1, false, true>{});
+        } else {
+          narrow ? launch_config(StridedLinesConfig<4, 16, 1, false, true>{})
+                 : launch_config(StridedLinesConfig<4, 32, 1, false, true>{});
+        }
+        return;
+      }
+    }
     if (plan.width_taps == 3) {
       narrow ? launch_config(StridedLinesConfig<3, 16, strided_lines_m_tiles(48), kExact>{})
              : launch_config(StridedLinesConfig<3, 32, strided_lines_m_tiles(96), kExact>{});

@@ -48,7 +48,17 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
   const GatherDim& width = problem.dim[2];
   const int64_t cin = problem.reduce_channels, cout = problem.target_channels;
   const int channel_block = cout <= 16 ? 16 : 32;
-  const int m_tiles = strided_lines_m_tiles(static_cast<int>(width.kernel) * channel_block);
+  const int k_steps = static_cast<int>(round_up(cin, 8 * kStridedLinesStageSteps) / 8);
+  int depth_taps = 0, height_taps = 0;
+  for (int r = 0; r < p.dim[0].stride; ++r) {
+    depth_taps = std::max(depth_taps, p.dim[0].residue[r].taps);
+  }
+  for (int r = 0; r < p.dim[1].stride; ++r) {
+    height_taps = std::max(height_taps, p.dim[1].residue[r].taps);
+  }
+  const bool flush = depth_taps * height_taps * 8 * k_steps > kStridedLinesMaxChain &&
+                     !problem.operands_exact_in_tf32;
+  const int m_tiles = strided_lines_m_tiles(static_cast<int>(width.kernel) * channel_block, flush);
   const int64_t padding = unit_dilation_padding(width);
   // Whole lines per compute warpgroup; a box starts at a line, and TMA's innermost
   // coordinate must be a whole 16 bytes (widths 1 and 2 measured an illegal
@@ -73,14 +83,10 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
       (p.dim[1].max_positions + 2 * plan.lines_per_warpgroup - 1) / (2 * plan.lines_per_warpgroup);
   plan.channel_blocks = static_cast<int>((cout + plan.channel_block - 1) / plan.channel_block);
   plan.groups = static_cast<int>(problem.groups);
-  plan.k_steps = static_cast<int>(round_up(cin, 8 * kStridedLinesStageSteps) / 8);
-  for (int r = 0; r < p.dim[0].stride; ++r) {
-    plan.depth_taps = std::max(plan.depth_taps, p.dim[0].residue[r].taps);
-  }
-  for (int r = 0; r < p.dim[1].stride; ++r) {
-    plan.height_taps = std::max(plan.height_taps, p.dim[1].residue[r].taps);
-  }
-  if (plan.depth_taps * plan.height_taps * 8 * plan.k_steps > kStridedLinesMaxChain) return none;
+  plan.k_steps = k_steps;
+  plan.depth_taps = depth_taps;
+  plan.height_taps = height_taps;
+  plan.flush_stages = flush ? kStridedLinesFlushReductions / (8 * kStridedLinesStageSteps) : 0;
   const int64_t tiles = problem.batch * problem.groups * plan.channel_blocks *
                         p.dim[0].active_residues * p.dim[0].max_positions *
                         p.dim[1].active_residues * plan.line_blocks;
@@ -98,10 +104,12 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
   return plan;
 }
 
-bool strided_lines_pays(const PhaseProblem& p) {
+bool strided_lines_pays(const PhaseProblem& p, const StridedLinesPlan& plan) {
   constexpr int kNarrowTarget = 16;
   constexpr int kLongReduction = 128;
-  if (p.cout_per_group <= kNarrowTarget) return true;
+  constexpr int kMaxFlushedChannelBlocks = 2;
+  if (plan.flush_stages > 0) return plan.channel_blocks <= kMaxFlushedChannelBlocks;
+  if (plan.staged_stores || p.cout_per_group <= kNarrowTarget) return true;
   int64_t reduction = 0;
   for (int a = 0; a < p.dim[0].active_residues; ++a) {
     for (int b = 0; b < p.dim[1].active_residues; ++b) {

@@ -19,15 +19,18 @@
 
 namespace ct3d::cuda {
 
-// The longest reduction a tile's chain takes (its depth and height taps x source
-// channels): wgmma's float32 accumulation truncates, and the chain is not flushed.
+// The longest reduction (a tile's depth and height taps x source channels) whose chain
+// is not flushed: wgmma's float32 accumulation truncates (error 3.6e-6 at 512). Longer
+// ones add their chain into a float32 total every kStridedLinesFlushReductions
+// (KERNEL_LOG sl3), with one m-tile per warpgroup: the total's registers.
 constexpr int kStridedLinesMaxChain = 512;
+constexpr int kStridedLinesFlushReductions = 256;
 // k-steps (8 source channels each) per pipeline stage.
 constexpr int kStridedLinesStageSteps = 2;
 // 64-row m-tiles per compute warpgroup for wgmma N: two up to 96 (accumulators and two
 // sets of split fragments within the 168 registers ptxas allots; above, the wgmmas
-// were serialized, C7512).
-constexpr int strided_lines_m_tiles(int n) { return n <= 96 ? 2 : 1; }
+// were serialized, C7512); one where the chain flushes.
+constexpr int strided_lines_m_tiles(int n, bool flush = false) { return n <= 96 && !flush ? 2 : 1; }
 // A compute warpgroup's box: per channel its 64 x m_tiles flat rows and 4 floats, an odd
 // number of 4-float groups (the lanes' four k lie 8 banks apart).
 constexpr int strided_lines_box_width(int m_tiles) { return 64 * m_tiles + 4; }
@@ -58,8 +61,11 @@ struct StridedLinesPlan {
   int depth_taps = 0, height_taps = 0;
   int tiles = 0;
   int slots = 0, stage_bytes = 0, shared_bytes = 0;
-  // The epilogue's warp-staged stores (KERNEL_LOG sl2, drafted): widths a multiple of 16,
-  // each compute warp's rows (kChannels x 36 floats) at staged_offset past the slots.
+  // Stages per accumulator chain, or 0: the whole reduction is one chain (at most
+  // kStridedLinesMaxChain, or exact operands, whose output is rounded to 11 or 8 bits).
+  int flush_stages = 0;
+  // The epilogue's warp-staged stores (KERNEL_LOG sl2): widths a multiple of 16, each
+  // compute warp's rows (kChannels x 36 floats) at staged_offset past the slots.
   bool staged_stores = false;
   int staged_offset = 0;
 };
@@ -70,18 +76,23 @@ bool strided_lines_may_apply(const GatherProblem& problem);
 
 // The plan of a forward problem (host code), or one whose width_taps is 0 where the form
 // does not apply: width stride 2 with dilation 1 and 3 or 4 taps, whole source lines of
-// at most 128 columns (a multiple of 4) per compute warpgroup, chains of at most
-// kStridedLinesMaxChain products, one TMA box per stage inside a group (source_boxes: the source
-// fits window_tensor_map.h's boxes).
+// at most 128 columns (a multiple of 4; 64 where the chain flushes) per compute
+// warpgroup, one TMA box per stage inside a group (source_boxes: the source
+// fits window_tensor_map.h's boxes). staged_stores: the warp-staged epilogue where the
+// width allows it (the default; CT3D_STRIDED_LINES_STAGED=0 turns it off).
 StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhaseProblem& p,
-                                    bool source_boxes, bool staged_stores = false);
+                                    bool source_boxes, bool staged_stores);
 
-// Where the form measured faster than the other mainloops (KERNEL_LOG sl1): a target of
-// at most 16 channels per group, or a mean reduction of at least 128 per target column
-// (depth taps x height taps x source channels, over the active residue pairs). L1-73
-// (32 channels, 72) was 0.84x: its outputs are many for its products, and the
-// epilogue's stores, 8 floats 2 apart per channel of a warp store, hold it.
-bool strided_lines_pays(const PhaseProblem& p);
+// Where the form measured faster than the other mainloops. Flushed chains (KERNEL_LOG
+// sl3): at most 2 channel blocks per group (1.4-2.3x with 8 to 64 target channels; with
+// 4, W-256-128-k3-s2, 0.98x: each block reads the source again, one m-tile a weight
+// stage). Otherwise, with the warp-staged stores on every layer measured (KERNEL_LOG
+// sl2: L1-73 0.90 against 1.53 ms); with the lanes'
+// stores (KERNEL_LOG sl1), a target of at most 16 channels per group, or a mean
+// reduction of at least 128 per target column (depth taps x height taps x source
+// channels, over the active residue pairs): L1-73 (32 channels, 72) was 0.84x there, its
+// stores of 8 floats 2 apart per channel of a warp store held it.
+bool strided_lines_pays(const PhaseProblem& p, const StridedLinesPlan& plan);
 
 // Tile index: line block fastest, then height residue, target plane (depth residue,
 // phase position), channel block, group, sample; tiles that read the same source

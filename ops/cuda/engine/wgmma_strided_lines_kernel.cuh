@@ -5,7 +5,9 @@
 // that a load's four k lie 8 banks apart, as window_boxes.cuh's line tiles), and one
 // bulk copy of the weights in (width tap, channel) rows. A lane's A values come from
 // the box into registers and are split there (wgmma's RS form, three products, or one for
-// exact operands); the chain (at most kStridedLinesMaxChain reductions) is not flushed.
+// exact operands). The chain is the tile's whole reduction where that is at most
+// kStridedLinesMaxChain (or exact operands); longer ones are added into a float32 total
+// every plan.flush_stages stages (kFlushChains, one m-tile per warpgroup).
 // Persistent grid: each block walks tiles blockIdx.x, + gridDim.x, ...
 #pragma once
 
@@ -23,10 +25,14 @@
 namespace ct3d::cuda {
 
 // kExactOperands: every source and weight value is a TF32 value (float16 or bfloat16
-// widened), so one product, hi * hi, is exact.
-template <int kWidthTaps, int kChannels, int kMTilesPerWarpgroup, bool kExactOperands>
+// widened), so one product, hi * hi, is exact. kFlushChains: the chain is added into a
+// total every plan.flush_stages stages.
+template <int kWidthTaps, int kChannels, int kMTilesPerWarpgroup, bool kExactOperands,
+          bool kFlushChains = false>
 struct StridedLinesConfig : WarpSpecializedBlock {
   static constexpr bool kExact = kExactOperands;
+  static constexpr bool kFlush = kFlushChains;
+  static_assert(!(kFlush && kExact), "exact operands' chains are not flushed");
   static_assert(kWidthTaps == 3 || kWidthTaps == 4, "a column's taps reach it and the next");
   static_assert(kChannels % 8 == 0, "whole n8 blocks per width tap");
   static constexpr int kTaps = kWidthTaps;
@@ -369,8 +375,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int stages = strided_lines_stages(p, plan, tile);
     float acc[Cfg::kMTiles][Cfg::kN / 2];
     zero_total(acc);
+    // The flushed chains' sum (kFlush only).
+    float total[Cfg::kMTiles][Cfg::kFlush ? Cfg::kN / 2 : 1];
+    if constexpr (Cfg::kFlush) zero_total(total);
     // The slot of the stage still in flight (released once its wgmmas are done).
-    int pending_slot = -1;
+    int pending_slot = -1, chain_stages = 0;
     const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
       mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
       const int slot = ring.slot;
@@ -381,12 +390,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if constexpr (Cfg::kExact) {
         exact_register_a_products<Cfg>(acc, mine, stage_weights);
       } else {
+        // A flushed chain restarts with the accumulate flag off.
         register_a_products<Cfg::kN, Cfg::kStageSteps, Cfg::kMTiles>(
-            acc, mine, stage_weights, Cfg::kWeightPartBytes, Cfg::kWeightStepBytes, 1);
+            acc, mine, stage_weights, Cfg::kWeightPartBytes, Cfg::kWeightStepBytes,
+            Cfg::kFlush && chain_stages == 0 ? 0 : 1);
       }
       wgmma_commit();
       ring.advance(slots);
-      if (stage_index + 1 == stages) {
+      const bool chain_ends =
+          stage_index + 1 == stages || (Cfg::kFlush && ++chain_stages == plan.flush_stages);
+      if (chain_ends) {
         wgmma_wait<0>();
         fence_accumulators(acc);
         mine.hold();
@@ -394,6 +407,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
         mbarrier_arrive(empty0 + 8 * slot);
         pending_slot = -1;
+        if constexpr (Cfg::kFlush) {
+          add_chain_to_total(total, acc);
+          chain_stages = 0;
+        }
       } else {
         // The stage before is done: its fragments and its slot are free.
         wgmma_wait<1>();
@@ -404,13 +421,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     run_stage_pairs(stages, sets, stage);
     fence_accumulators(acc);
-    // The epilogue reads a copy: reading the accumulators themselves there made ptxas
-    // serialize the wgmmas (C7511).
+    // The epilogue reads a copy (or the total): reading the accumulators themselves there
+    // made ptxas serialize the wgmmas (C7511).
     float values[Cfg::kMTiles][Cfg::kN / 2];
 #pragma unroll
     for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-      for (int i = 0; i < Cfg::kN / 2; ++i) values[mt][i] = acc[mt][i];
+      for (int i = 0; i < Cfg::kN / 2; ++i) {
+        if constexpr (Cfg::kFlush) {
+          values[mt][i] = total[mt][i];
+        } else {
+          values[mt][i] = acc[mt][i];
+        }
+      }
     store_strided_lines<Cfg>(
         p, plan, tile, values, exchange[parity][warpgroup],
         shared + plan.staged_offset / 4 + ((tid - 128) >> 5) * Cfg::kStagedFloats, warpgroup, bias,
