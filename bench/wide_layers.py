@@ -46,4 +46,7 @@ PROBE_LAYERS = [
     _wide(301, "P-256-16-k3-s2", 4, 256, 16, 32, 3, stride=2, padding=1, output_padding=1),
     _wide(302, "P-192-8-k4-s2", 4, 192, 8, 32, 4, stride=2, padding=1),
     _wide(303, "P-160-64-k4-s2", 4, 160, 64, 32, 4, stride=2, padding=1),
+    # Widths not a multiple of 16 (KERNEL_LOG sl4: the warp-staged stores there).
+    _wide(304, "P-32-32-k3-s2-24", 8, 32, 32, 24, 3, stride=2, padding=1),
+    _wide(305, "P-64-64-k4-s2-20", 8, 64, 64, 20, 4, stride=2, padding=1),
 ]

@@ -49,8 +49,7 @@ SWITCHES = {"CT3D_STRIDED_LINES": "1"}
 @pytest.mark.parametrize("staged", ["0", "1"])
 @pytest.mark.parametrize("params", CASES)
 def test_forward_cases(params, staged, monkeypatch):
-    """Each case with the lanes' stores and with the warp-staged stores (the default for
-    widths a multiple of 16; elsewhere the lanes' stores again)."""
+    """Each case with the lanes' stores and with the warp-staged stores (the default)."""
     check_forward(edge_case(params, bias=True), monkeypatch,
                   dict(SWITCHES, CT3D_STRIDED_LINES_STAGED=staged))
 
@@ -92,22 +91,21 @@ def strided_lines_ran(case):
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
                     reason="the form is built for sm_90a")
 def test_the_default_takes_the_form_where_it_paid(monkeypatch):
-    """Widths a multiple of 16 (the warp-staged stores) run it, L1-73's geometry too; so
-    do other widths with k4 stride 2 (a mean reduction of 4 x 64) or 16 target channels,
-    and flushed chains of at most 2 channel blocks; 32 channels with a mean reduction of
-    72 at width 36, and flushed chains of 4 channel blocks, keep the other mainloop."""
+    """With the warp-staged stores (the default) every plan but flushed chains of more
+    than 2 channel blocks: L1-73's geometry, k4 stride 2, 16 target channels, flushed
+    chains of 2 blocks, and 32 channels with a mean reduction of 72 at width 36. With the
+    lanes' stores (CT3D_STRIDED_LINES_STAGED=0) that last one keeps the other mainloop, as
+    do flushed chains of 4 channel blocks (as W-256-128-k3-s2) either way."""
     monkeypatch.delenv("CT3D_STRIDED_LINES", raising=False)
     monkeypatch.delenv("CT3D_STRIDED_LINES_STAGED", raising=False)
-    assert strided_lines_ran(edge_case(CASES[0], bias=True))
-    assert strided_lines_ran(edge_case(CASES[1], bias=True))
-    assert strided_lines_ran(edge_case(CASES[2], bias=True))
-    assert strided_lines_ran(edge_case(CASES[7], bias=True))
-    assert strided_lines_ran(edge_case(CASES[14], bias=True))
     width36 = (1, 32, 32, (4, 6, 36), (3, 3, 3), TWO, ONE, ZERO, 1, ONE)
-    assert not strided_lines_ran(edge_case(width36, bias=True))
-    # Flushed chains with 4 channel blocks (as W-256-128-k3-s2) keep the other mainloop.
     four_blocks = (1, 144, 128, (2, 3, 16), (3, 3, 3), TWO, ONE, ONE, 1, ONE)
+    for case in (CASES[0], CASES[1], CASES[2], CASES[7], CASES[14], width36):
+        assert strided_lines_ran(edge_case(case, bias=True)), case
     assert not strided_lines_ran(edge_case(four_blocks, bias=True))
+    monkeypatch.setenv("CT3D_STRIDED_LINES_STAGED", "0")
+    assert not strided_lines_ran(edge_case(width36, bias=True))
+    assert strided_lines_ran(edge_case(CASES[2], bias=True))
 
 
 def test_switch_off_runs_another_mainloop(monkeypatch):

@@ -93,7 +93,7 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
   if (tiles <= 0 || tiles > INT_MAX) return none;
   plan.tiles = static_cast<int>(tiles);
   plan.stage_bytes = strided_lines_stage_bytes(plan.width_taps * plan.channel_block, m_tiles);
-  plan.staged_stores = staged_stores && plan.source_width % 16 == 0;
+  plan.staged_stores = staged_stores;
   // 8 compute warps' staged rows: channel_block x 36 floats each.
   const int staged_bytes = plan.staged_stores ? 8 * plan.channel_block * 36 * 4 : 0;
   plan.slots = std::min(kMaxSlots, (kSharedBudgetBytes - staged_bytes) / plan.stage_bytes);

@@ -64,8 +64,8 @@ struct StridedLinesPlan {
   // Stages per accumulator chain, or 0: the whole reduction is one chain (at most
   // kStridedLinesMaxChain, or exact operands, whose output is rounded to 11 or 8 bits).
   int flush_stages = 0;
-  // The epilogue's warp-staged stores (KERNEL_LOG sl2): widths a multiple of 16, each
-  // compute warp's rows (kChannels x 36 floats) at staged_offset past the slots.
+  // The epilogue's warp-staged stores (KERNEL_LOG sl2, sl4: every width the form takes),
+  // each compute warp's rows (kChannels x 36 floats) at staged_offset past the slots.
   bool staged_stores = false;
   int staged_offset = 0;
 };
@@ -78,8 +78,8 @@ bool strided_lines_may_apply(const GatherProblem& problem);
 // does not apply: width stride 2 with dilation 1 and 3 or 4 taps, whole source lines of
 // at most 128 columns (a multiple of 4; 64 where the chain flushes) per compute
 // warpgroup, one TMA box per stage inside a group (source_boxes: the source
-// fits window_tensor_map.h's boxes). staged_stores: the warp-staged epilogue where the
-// width allows it (the default; CT3D_STRIDED_LINES_STAGED=0 turns it off).
+// fits window_tensor_map.h's boxes). staged_stores: the warp-staged epilogue (the
+// default; CT3D_STRIDED_LINES_STAGED=0 turns it off).
 StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhaseProblem& p,
                                     bool source_boxes, bool staged_stores);
 

@@ -192,15 +192,14 @@ __device__ __forceinline__ void store_strided_lines(
   };
 
   const int rh = tile.height_residue;
-  // Staged stores (plan.staged_stores: whole 16-column slabs per line): a warp's slab of
-  // 16 source columns is 32 consecutive target columns; its lanes put them in the warp's
-  // rows ([channel][kStagedPitch]) and store each channel's 32 as one warp store.
+  // Staged stores (plan.staged_stores): a warp's 16 rows of an m-tile are 32 target
+  // columns, consecutive within a line; its lanes put them in the warp's rows
+  // ([channel][kStagedPitch]), then lane l stores column l of each channel, so that a
+  // warp store is one run per line it meets.
   const bool staged = plan.staged_stores;
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
     if (staged) __syncwarp();
-    int slab_column = 0;
-    float* slab_line = nullptr;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const int row = 16 * Cfg::kMTiles * warp + 16 * mt + g + 8 * i;
@@ -250,10 +249,7 @@ __device__ __forceinline__ void store_strided_lines(
       const int q = tile.q0 + warpgroup * plan.lines_per_warpgroup + line_in_box;
       if (line_in_box >= plan.lines_per_warpgroup || q >= p.dim[1].residue[rh].positions) continue;
       float* const line = plane + int64_t{q * p.dim[1].stride + rh} * p.output_stride[1];
-      if (staged) {
-        slab_column = column - g - 8 * i;
-        slab_line = line;
-      } else {
+      if (!staged) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           store_column(line, 2 * column + r - plan.width_padding,
@@ -279,13 +275,19 @@ __device__ __forceinline__ void store_strided_lines(
       }
     }
     if (staged) {
-      // The slab's line is the same for all its lanes (whole slabs per line).
+      // Lane l's staged column: row l / 2 of the m-tile, target column 2 w + l % 2 - padding.
       __syncwarp();
-      const int target_column = 2 * slab_column - plan.width_padding + lane;
-      if (slab_line != nullptr && target_column >= 0 && target_column < plan.target_width) {
+      const int row = 16 * Cfg::kMTiles * warp + 16 * mt + (lane >> 1);
+      const int line_in_box = row / width, column = row - line_in_box * width;
+      const int q = tile.q0 + warpgroup * plan.lines_per_warpgroup + line_in_box;
+      const int target_column = 2 * column + (lane & 1) - plan.width_padding;
+      if (line_in_box < plan.lines_per_warpgroup && q < p.dim[1].residue[rh].positions &&
+          target_column >= 0 && target_column < plan.target_width) {
         // (This lane's channels 2t, 2t + 1 of each n8 block are pointer offsets from
-        // `plane`; the slab's rows start at channel 0.)
-        float* out = slab_line - 2 * t * channel_stride + target_column * p.output_stride[2];
+        // `plane`; the staged rows start at channel 0.)
+        float* out = plane - 2 * t * channel_stride +
+                     int64_t{q * p.dim[1].stride + rh} * p.output_stride[1] +
+                     target_column * p.output_stride[2];
         const int channels = lane_channels + 2 * t;
 #pragma unroll
         for (int c = 0; c < Cfg::kChannelBlock; ++c, out += channel_stride) {
