@@ -86,12 +86,11 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
 // Where the form measured faster than the other mainloops. Flushed chains (KERNEL_LOG
 // sl3): at most 2 channel blocks per group (1.4-2.3x with 8 to 64 target channels; with
 // 4, W-256-128-k3-s2, 0.98x: each block reads the source again, one m-tile a weight
-// stage). Otherwise, with the warp-staged stores on every layer measured (KERNEL_LOG
-// sl2: L1-73 0.90 against 1.53 ms); with the lanes'
-// stores (KERNEL_LOG sl1), a target of at most 16 channels per group, or a mean
-// reduction of at least 128 per target column (depth taps x height taps x source
-// channels, over the active residue pairs): L1-73 (32 channels, 72) was 0.84x there, its
-// stores of 8 floats 2 apart per channel of a warp store held it.
+// stage). Unflushed ones with the warp-staged stores (sl2, sl4): every layer measured
+// (L1-73 0.90 against 1.53 ms). With the lanes' stores (sl1): a target of at most 16
+// channels per group, or a mean reduction of at least 128 per target column (depth taps
+// x height taps x source channels, over the active residue pairs); L1-73 (32 channels,
+// 72) was 0.84x there, its stores of 8 floats 2 apart per channel of a warp store held it.
 bool strided_lines_pays(const PhaseProblem& p, const StridedLinesPlan& plan);
 
 // Tile index: line block fastest, then height residue, target plane (depth residue,
