@@ -1,9 +1,8 @@
 #include "ops/polyphase_input_gradient.h"
 
 #include <ATen/ops/constant_pad_nd.h>
-#include <ATen/ops/index_select.h>
+#include <ATen/ops/flip.h>
 #include <ATen/ops/stack.h>
-#include <ATen/ops/tensor.h>
 
 #include <algorithm>
 #include <vector>
@@ -63,8 +62,14 @@ at::Tensor polyphase_input_gradient(const ConvGeometry& geometry, const at::Tens
     pad.push_back(split[d].pad_high);
   }
   const at::Tensor padded = at::constant_pad_nd(grad_output, pad, 0);
-  // A zero tap past each kernel dimension's last: the index of the taps a phase lacks.
-  const at::Tensor padded_weight = at::constant_pad_nd(weight, {0, 1, 0, 1, 0, 1}, 0);
+  // Each kernel dimension padded with zero taps to stride x T: tap c + s m with m >= M
+  // (one a phase lacks) lies in the pad, so a phase's taps are one strided slice.
+  std::vector<int64_t> weight_pad;
+  for (int d = kSpatialDims - 1; d >= 0; --d) {
+    weight_pad.push_back(0);
+    weight_pad.push_back(split[d].stride * split[d].taps - geometry.dim[d].kernel);
+  }
+  const at::Tensor padded_weight = at::constant_pad_nd(weight, weight_pad, 0);
   std::vector<at::Tensor> phases, phase_weights;
   const auto add_phase = [&](const int64_t (&residue)[kSpatialDims]) {
     at::Tensor phase = padded, phase_weight = padded_weight;
@@ -73,14 +78,9 @@ at::Tensor polyphase_input_gradient(const ConvGeometry& geometry, const at::Tens
       const int64_t r = residue[d];
       const int64_t start = s.stride * s.shift[r] + r + s.pad_low;
       phase = phase.slice(2 + d, start, start + s.stride * (s.staged - 1) + 1, s.stride);
-      // Flipped: staged tap k' is phase tap m = T - 1 - k'.
-      std::vector<int64_t> taps;
-      for (int64_t k = 0; k < s.taps; ++k) {
-        const int64_t m = s.taps - 1 - k;
-        taps.push_back(m < s.tap_count[r] ? s.first_tap[r] + s.stride * m : geometry.dim[d].kernel);
-      }
+      const int64_t first = s.first_tap[r];
       phase_weight =
-          phase_weight.index_select(2 + d, at::tensor(taps, weight.options().dtype(at::kLong)));
+          phase_weight.slice(2 + d, first, first + s.stride * (s.taps - 1) + 1, s.stride);
     }
     phases.push_back(
         phase.reshape({batch, groups, cout_g, split[0].staged, split[1].staged, split[2].staged}));
@@ -100,9 +100,11 @@ at::Tensor polyphase_input_gradient(const ConvGeometry& geometry, const at::Tens
   // Staged channels (group, phase, C_out / g), so that the forward's groups stay whole.
   const at::Tensor staged = at::stack(phases, 2).reshape(
       {batch, groups * count * cout_g, split[0].staged, split[1].staged, split[2].staged});
+  // Flipped once for all phases: staged tap k' is phase tap m = T - 1 - k'.
   const at::Tensor staged_weight =
       at::stack(phase_weights, 1)
-          .reshape({groups * count * cout_g, cin_g, split[0].taps, split[1].taps, split[2].taps});
+          .reshape({groups * count * cout_g, cin_g, split[0].taps, split[1].taps, split[2].taps})
+          .flip({2, 3, 4});
   return forward(staged, staged_weight, {split[0].taps - 1, split[1].taps - 1, split[2].taps - 1},
                  groups);
 }
