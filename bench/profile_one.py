@@ -1,9 +1,11 @@
 """Runs ct3d on one problem (a KernelBench number, or a wide or narrow layer's number) a
 few times, for a profiler (ncu) to attach: the forward, or with --wgrad the weight
-gradient; float32, or the dtype after --dtype (float16, bfloat16).
+gradient, with --dgrad the input gradient; float32, or the dtype after --dtype (float16,
+bfloat16).
 
     ncu --clock-control none -k regex:implicit_gemm -s 2 -c 1 python bench/profile_one.py 58
     ncu --clock-control none -k regex:weight_gradient -s 2 -c 1 python bench/profile_one.py 68 --wgrad
+    ncu --clock-control none -k regex:stage_input -s 4 -c 1 python bench/profile_one.py 73 --dgrad
 """
 
 import sys
@@ -25,6 +27,10 @@ with torch.no_grad():
         if "--wgrad" in sys.argv:
             torch.ops.ct3d.conv_transpose3d_weight_backward(
                 x, gy, list(conv.kernel_size), conv.stride, conv.padding, conv.groups,
+                conv.dilation)
+        elif "--dgrad" in sys.argv:
+            torch.ops.ct3d.conv_transpose3d_input_backward(
+                gy, conv.weight, list(x.shape[2:]), conv.stride, conv.padding, conv.groups,
                 conv.dilation)
         else:
             ct3d.conv_transpose3d_module(conv, x)
