@@ -105,7 +105,7 @@ void launch(const PhaseProblem& p, const StridedLinesPlan& plan, const at::Tenso
             cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(plan.m_tiles == Cfg::kMTiles && plan.stage_bytes == Cfg::kStageBytes &&
                         (plan.flush_stages > 0) == Cfg::kFlush && plan.slots <= Cfg::kMaxSlots &&
-                        Cfg::kStagedFloats == plan.channel_block * 36);
+                        Cfg::kStagedFloats == plan.channel_block * kStridedLinesStagedPitch);
   auto kernel = wgmma_strided_lines_kernel<Cfg>;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.shared_bytes));

@@ -94,8 +94,9 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
   plan.tiles = static_cast<int>(tiles);
   plan.stage_bytes = strided_lines_stage_bytes(plan.width_taps * plan.channel_block, m_tiles);
   plan.staged_stores = staged_stores;
-  // 8 compute warps' staged rows: channel_block x 36 floats each.
-  const int staged_bytes = plan.staged_stores ? 8 * plan.channel_block * 36 * 4 : 0;
+  // 8 compute warps' staged rows: channel_block x kStridedLinesStagedPitch floats each.
+  const int staged_bytes =
+      plan.staged_stores ? 8 * plan.channel_block * kStridedLinesStagedPitch * 4 : 0;
   plan.slots = std::min(kMaxSlots, (kSharedBudgetBytes - staged_bytes) / plan.stage_bytes);
   if (plan.slots < kMinSlots) return none;
   plan.staged_offset = plan.slots * plan.stage_bytes;

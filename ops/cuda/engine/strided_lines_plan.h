@@ -27,6 +27,9 @@ constexpr int kStridedLinesMaxChain = 512;
 constexpr int kStridedLinesFlushReductions = 256;
 // k-steps (8 source channels each) per pipeline stage.
 constexpr int kStridedLinesStageSteps = 2;
+// A compute warp's staged epilogue rows: per channel 32 target columns, 4 mod 8 floats
+// apart (a lane's writes of one k lie 8 banks from the next t's: 2-way at most).
+constexpr int kStridedLinesStagedPitch = 36;
 // 64-row m-tiles per compute warpgroup for wgmma N: two up to 96 (accumulators and two
 // sets of split fragments within the 168 registers ptxas allots; above, the wgmmas
 // were serialized, C7512); one where the chain flushes.
@@ -65,7 +68,8 @@ struct StridedLinesPlan {
   // kStridedLinesMaxChain, or exact operands, whose output is rounded to 11 or 8 bits).
   int flush_stages = 0;
   // The epilogue's warp-staged stores (KERNEL_LOG sl2, sl4: every width the form takes),
-  // each compute warp's rows (kChannels x 36 floats) at staged_offset past the slots.
+  // each compute warp's rows (kChannels x kStridedLinesStagedPitch floats) at
+  // staged_offset past the slots.
   bool staged_stores = false;
   int staged_offset = 0;
 };

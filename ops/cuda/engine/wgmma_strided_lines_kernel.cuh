@@ -53,9 +53,7 @@ struct StridedLinesConfig : WarpSpecializedBlock {
   // Accumulator values of one row (a lane's row g or g + 8) in width taps >= 2: those the
   // next source column's outputs take.
   static constexpr int kCarried = (kWidthTaps - 2) * kChannels / 4;
-  // A warp's staged rows: per channel 32 target columns, 4 mod 8 floats apart (a lane's
-  // writes of one k lie 8 banks from the next t's: 2-way at most).
-  static constexpr int kStagedPitch = 36;
+  static constexpr int kStagedPitch = kStridedLinesStagedPitch;
   static constexpr int kStagedFloats = kChannels * kStagedPitch;
 };
 
