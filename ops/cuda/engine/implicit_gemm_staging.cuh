@@ -1,6 +1,7 @@
 // The staging pass of the implicit GEMMs, run on every call: an operand copied
-// channels-last with zero halos and zero-padded groups. Memory-bound, a few
-// percent of the convolution. Host side: staging.h.
+// channels-last with zero halos and zero-padded groups. Memory-bound in principle;
+// on a stride-2 layer's grad_output (8x the input) it is a third of the input gradient
+// (KERNEL_LOG s8). Host side: staging.h.
 #pragma once
 
 #include <cstdint>
