@@ -5,6 +5,11 @@ import random
 import torch
 import torch.nn.functional as F
 
+# Per-dimension triples the GPU forms' case tables are written with.
+ONE = (1, 1, 1)
+ZERO = (0, 0, 0)
+TWO = (2, 2, 2)
+
 
 def random_case(rng: random.Random, max_spatial=6, max_channels=6):
     """One valid combination of every argument of conv_transpose3d, small sizes."""

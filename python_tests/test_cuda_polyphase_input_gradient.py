@@ -6,14 +6,12 @@ mixed and odd strides, kernels below the stride, output padding. Skipped without
 
 import pytest
 
+from cases import ONE, ZERO, TWO
 from conftest import requires_cuda
 from window_checks import check_input_gradient
 
 pytestmark = requires_cuda
 
-ONE = (1, 1, 1)
-ZERO = (0, 0, 0)
-TWO = (2, 2, 2)
 # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation):
 # the forward case whose input gradient is taken (check_input_gradient swaps cin, cout).
 CASES = [

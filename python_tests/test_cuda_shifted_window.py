@@ -9,7 +9,7 @@ Both settings (CT3D_SHIFTED_WINDOW=1 and =0) must meet the bar. Skipped without 
 import pytest
 import torch
 
-from cases import edge_case
+from cases import ONE, ZERO, edge_case
 from conftest import requires_cuda
 from window_checks import (check_forward, check_half_forward, check_input_gradient,
                            check_input_scales)
@@ -17,8 +17,6 @@ from window_checks import (check_forward, check_half_forward, check_input_gradie
 pytestmark = requires_cuda
 
 # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
-ONE = (1, 1, 1)
-ZERO = (0, 0, 0)
 CASES = [
     (2, 32, 64, (3, 5, 36), (3, 5, 5), ONE, ZERO, ZERO, 1, ONE),
     (2, 20, 48, (4, 6, 30), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),

@@ -12,7 +12,7 @@ the default takes it. Skipped without CUDA."""
 import pytest
 import torch
 
-from cases import conv_args, edge_case, make_tensors, reference, relative_error
+from cases import ONE, ZERO, TWO, conv_args, edge_case, make_tensors, reference, relative_error
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR
 from window_checks import check_forward, check_half_forward, check_input_scales, set_switches
@@ -20,9 +20,6 @@ from window_checks import check_forward, check_half_forward, check_input_scales,
 pytestmark = requires_cuda
 
 # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
-ONE = (1, 1, 1)
-ZERO = (0, 0, 0)
-TWO = (2, 2, 2)
 CASES = [
     (1, 32, 32, (4, 6, 128), (3, 3, 3), TWO, ONE, ZERO, 1, ONE),          # as L1-73
     (2, 64, 32, (3, 5, 32), (4, 4, 4), TWO, ONE, ZERO, 1, ONE),           # as N-64-32-k4-s2

@@ -15,7 +15,7 @@ tap-rows form or, above 128 rows, the other mainloops). Skipped without CUDA."""
 import pytest
 import torch
 
-from cases import conv_args, edge_case, make_tensors, reference, relative_error
+from cases import ONE, ZERO, conv_args, edge_case, make_tensors, reference, relative_error
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR, poison_allocator
 from window_checks import (check_forward, check_half_forward, check_input_gradient,
@@ -24,8 +24,6 @@ from window_checks import (check_forward, check_half_forward, check_input_gradie
 pytestmark = requires_cuda
 
 # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
-ONE = (1, 1, 1)
-ZERO = (0, 0, 0)
 CASES = [
     (1, 48, 24, (4, 7, 33), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),          # as L1-70
     (2, 20, 21, (3, 5, 30), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),         # 3 padding rows per tap

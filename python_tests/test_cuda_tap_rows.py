@@ -9,7 +9,7 @@ bar. Skipped without CUDA."""
 import pytest
 import torch
 
-from cases import edge_case
+from cases import ONE, ZERO, edge_case
 from conftest import requires_cuda
 from window_checks import (check_forward, check_half_forward, check_input_gradient,
                            check_input_scales)
@@ -17,8 +17,6 @@ from window_checks import (check_forward, check_half_forward, check_input_gradie
 pytestmark = requires_cuda
 
 # (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
-ONE = (1, 1, 1)
-ZERO = (0, 0, 0)
 CASES = [
     (2, 32, 16, (3, 5, 40), (3, 5, 7), ONE, ZERO, ZERO, 1, ONE),       # 112 rows: 2 halves
     (2, 20, 16, (4, 6, 30), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),        # 48 rows: 1 half

@@ -146,8 +146,9 @@ at::Tensor cuda_stride_one_forward(const at::Tensor& input, const at::Tensor& we
 
 at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                const at::Tensor& weight, bool operands_exact_in_tf32) {
-  // The polyphase form (KERNEL_LOG dg1, drafted, not measured): a strided input gradient
-  // as one stride-1 forward of ct3d's; only with CT3D_POLYPHASE_INPUT_GRADIENT=1.
+  // The polyphase form (KERNEL_LOG dg1): a strided input gradient as one stride-1
+  // forward of ct3d's; only with CT3D_POLYPHASE_INPUT_GRADIENT=1 (measured slower but
+  // on L1-72).
   if (grad_output.scalar_type() == at::kFloat && !operands_exact_in_tf32 &&
       grad_output.numel() > 0 &&
       cuda::mainloop_switch("CT3D_POLYPHASE_INPUT_GRADIENT") == cuda::MainloopSwitch::kAlways) {
