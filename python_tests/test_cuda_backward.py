@@ -152,6 +152,28 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
                 assert relative_error(ours, ref) <= FLOAT32_BAR, (name, mask, relative_error(ours, ref))
 
 
+# Both float32 staging tile sizes (KERNEL_LOG s9: 64 x 64 and the default 256 x 32):
+# staged copies whose tiles end mid-line and mid-channel-tile (66 target channels and
+# their padding: 3 tiles either way), and the bias gradient's partial sums, one row per
+# tile.
+@pytest.mark.parametrize("tile_positions", ["64", ""])
+@pytest.mark.parametrize("stride", [(2, 2, 2), (1, 1, 1)])
+def test_staging_tile_sizes_gradients(tile_positions, stride, monkeypatch):
+    monkeypatch.setenv("CT3D_STAGING_TILE_POSITIONS", tile_positions)
+    case = edge_case((2, 70, 66, (5, 7, 9), (3, 3, 3), stride, (1, 1, 1), (0, 0, 0), 1,
+                      (1, 1, 1)), bias=True)
+    check_gradients(case)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    out = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+    grad_output = torch.randn_like(out)
+    reference = float64_gradients(x, w, b, case, grad_output)
+    args = (case["stride"], case["padding"], case["groups"], case["dilation"])
+    poison_allocator(64 << 20)
+    fused = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, *args, [True, True, True])
+    for name, got, ref in zip(("input", "weight", "bias"), fused, reference):
+        assert relative_error(got, ref) <= FLOAT32_BAR, (name, tile_positions)
+
+
 def test_weight_gradient_over_ten_million_positions():
     # Batch 64 at 64^3: the reduction of every weight element runs over 16.8 M
     # positions, split across blocks and summed in order.

@@ -16,6 +16,11 @@ namespace ct3d::cuda {
 
 constexpr int kStagingPositions = 64;  // staged positions of one transpose tile
 constexpr int kStagingChannels = 64;   // most channels of one tile
+// float32 tiles (s9): 256 positions x 32 channels, 8 loads a thread a channel row in
+// flight and the block's setup spread over 4x the positions (L1-73's grad_output
+// 0.68 -> 0.56 ms against 64 x 64).
+constexpr int kStagingWidePositions = 256;
+constexpr int kStagingWideChannels = 32;
 constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 threads)
 
 // What the staging pass reads and writes, per sample.
@@ -29,9 +34,9 @@ struct StagingShape {
 
 // input (N, groups * cin_per_group, D, H, W) -> staged (N, D', H', W', groups,
 // cin_padded): channels-last, zero in the halo and in each group's padding
-// channels. A block transposes kStagingPositions consecutive staged positions x up
-// to kStagingChannels channels through shared memory: the reads run along W (each
-// thread 2 positions x up to 8 channels, all loads in flight together), the writes
+// channels. A block transposes kPositions consecutive staged positions x up
+// to kChannels channels through shared memory: the reads run along W (each thread
+// kPositions / 32 positions x up to kChannels / 8 channels), the writes
 // along the channels (with all channels in one tile, the block's staged rows are one
 // contiguous run). Grid: (position tiles, channel tiles, batch). With `nonfinite`
 // set, any NaN or Inf read sets it to 1. With `channel_sums` set, the block also
@@ -39,17 +44,17 @@ struct StagingShape {
 // channel_sums[(n * position tiles + position tile) * padded_channels + channel]:
 // a bias gradient summed from the same read (sum_channel_partials). Element: float,
 // or float16 / bfloat16 (the half weight gradient's grad_output), copied as it is.
-template <class Element>
+template <class Element, int kPositions, int kChannels = kStagingChannels>
 __global__ void __launch_bounds__(32 * kStagingRows)
     stage_input_channels_last_kernel(const Element* __restrict__ input,
                                      Element* __restrict__ staged, const StagingShape s,
                                      int* nonfinite, double* __restrict__ channel_sums) {
-  __shared__ float tile[kStagingChannels][kStagingPositions + 1];
-  constexpr int kPositionsPerThread = kStagingPositions / 32;
+  __shared__ float tile[kChannels][kPositions + 1];
+  constexpr int kPositionsPerThread = kPositions / 32;
   const int64_t n = blockIdx.z;
-  const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kStagingPositions;
-  const int channel0 = blockIdx.y * kStagingChannels;
-  const int channels = min(kStagingChannels, s.padded_channels - channel0);
+  const int64_t position0 = static_cast<int64_t>(blockIdx.x) * kPositions;
+  const int channel0 = blockIdx.y * kChannels;
+  const int channels = min(kChannels, s.padded_channels - channel0);
   const Element* sample =
       input + n * (s.padded_channels / s.cin_padded) * s.cin_per_group * s.grid.input_positions;
 
@@ -81,7 +86,7 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     }
   };
 #pragma unroll
-  for (int i0 = 0; i0 < kStagingChannels; i0 += kStagingRows, next_row()) {
+  for (int i0 = 0; i0 < kChannels; i0 += kStagingRows, next_row()) {
     const int i = i0 + threadIdx.y;
     if (i >= channels) break;
     const Element* plane = sample + (group * s.cin_per_group + channel) * s.grid.input_positions;
@@ -109,8 +114,7 @@ __global__ void __launch_bounds__(32 * kStagingRows)
   constexpr int kThreads = 32 * kStagingRows;
   const int thread = threadIdx.y * 32 + threadIdx.x;
   const int64_t remaining = s.staged_positions - position0;
-  const int positions =
-      remaining < kStagingPositions ? static_cast<int>(remaining) : kStagingPositions;
+  const int positions = remaining < kPositions ? static_cast<int>(remaining) : kPositions;
   Element* destination =
       staged + (n * s.staged_positions + position0) * s.padded_channels + channel0;
   if constexpr (sizeof(Element) == 2) {
@@ -118,7 +122,7 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     // staged row are whole 8-channel pieces (padded channels are multiples of 8).
     const int pieces = channels / 8;
     for (int k = thread; k < pieces * positions; k += kThreads) {
-      const int i = pieces == kStagingChannels / 8 ? k / (kStagingChannels / 8) : k / pieces;
+      const int i = pieces == kChannels / 8 ? k / (kChannels / 8) : k / pieces;
       const int c = 8 * (k - i * pieces);
       uint32_t packed[4];
 #pragma unroll
@@ -146,15 +150,15 @@ __global__ void __launch_bounds__(32 * kStagingRows)
     }
   } else {
     for (int k = thread; k < channels * positions; k += kThreads) {
-      const int i = channels == kStagingChannels
-                        ? k / kStagingChannels
+      const int i = channels == kChannels
+                        ? k / kChannels
                         : static_cast<int>(s.last_tile_channels.divide(static_cast<uint32_t>(k)));
       const int c = k - i * channels;
       destination[static_cast<int64_t>(i) * s.padded_channels + c] = tile[c][i];
     }
   }
   // Halo and padding entries of the tile are zero, so a plain row sum is the
-  // channel's sum over this block's source positions (row stride 65: no conflicts).
+  // channel's sum over this block's source positions (row stride kPositions + 1: no conflicts).
   // In double: a bias gradient is often a sum with heavy cancellation.
   if (channel_sums != nullptr && thread < channels) {
     double sum = 0;

@@ -5,6 +5,8 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <type_traits>
 
 #include "ops/cuda/engine/implicit_gemm_staging.cuh"
 #include "ops/cuda/engine/staging.h"
@@ -34,8 +36,17 @@ bool StagedLayout::operator==(const StagedLayout& other) const {
   return same;
 }
 
-int64_t staging_position_tiles(const StagedLayout& layout) {
-  return (layout.staged_positions() + kStagingPositions - 1) / kStagingPositions;
+int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout) {
+  const char* chosen = std::getenv("CT3D_STAGING_TILE_POSITIONS");
+  const bool narrow = chosen != nullptr && std::atoi(chosen) == kStagingPositions;
+  // The grid's channel tiles are at most 65535.
+  const bool wide = dtype == at::kFloat && !narrow &&
+                    layout.padded_channels() <= int64_t{65535} * kStagingWideChannels;
+  return wide ? kStagingWidePositions : kStagingPositions;
+}
+
+int64_t staging_position_tiles(const StagedLayout& layout, int tile_positions) {
+  return (layout.staged_positions() + tile_positions - 1) / tile_positions;
 }
 
 namespace {
@@ -68,19 +79,19 @@ __global__ void __launch_bounds__(kSumThreads)
 }  // namespace
 
 void sum_channel_partials(const StagedLayout& layout, const double* partials, int64_t samples,
-                          at::Tensor& sums, cudaStream_t stream) {
+                          int tile_positions, at::Tensor& sums, cudaStream_t stream) {
   const int64_t channels = layout.groups * layout.channels_per_group;
   TORCH_INTERNAL_ASSERT(sums.is_contiguous() && sums.numel() == channels);
   if (channels == 0) return;
   sum_channel_partials_kernel<<<static_cast<unsigned>(channels), kSumThreads, 0, stream>>>(
-      partials, samples * staging_position_tiles(layout),
+      partials, samples * staging_position_tiles(layout, tile_positions),
       static_cast<int>(layout.padded_channels()), static_cast<int>(layout.channels_per_group),
       static_cast<int>(layout.padded_channels_per_group), sums.mutable_data_ptr<float>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source, int* nonfinite,
-                               cudaStream_t stream, double* channel_sums) {
+                               cudaStream_t stream, double* channel_sums, int tile_positions) {
   const int64_t batch = source.size(0);
   StagingShape shape{};
   shape.grid = staged_grid(layout);
@@ -88,41 +99,53 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
   shape.cin_per_group = static_cast<int>(layout.channels_per_group);
   shape.cin_padded = static_cast<int>(layout.padded_channels_per_group);
   shape.padded_channels = static_cast<int>(layout.padded_channels());
-  const int last_tile = shape.padded_channels % kStagingChannels;
-  shape.last_tile_channels = FastDivider(last_tile == 0 ? kStagingChannels : last_tile);
   const int64_t sample_floats = shape.staged_positions * shape.padded_channels;
   at::Tensor staged = at::empty({batch * sample_floats}, source.options());
   const int64_t source_sample =
       layout.groups * layout.channels_per_group * shape.grid.input_positions;
   const dim3 block(32, kStagingRows);
   constexpr int64_t kMaxGridZ = 65535;
-  const auto stage = [&](auto element) {
+  const auto stage = [&](auto element, auto positions, auto channels) {
     using Element = decltype(element);
+    constexpr int kPositions = decltype(positions)::value;
+    constexpr int kChannels = decltype(channels)::value;
+    const int last_tile = shape.padded_channels % kChannels;
+    shape.last_tile_channels = FastDivider(last_tile == 0 ? kChannels : last_tile);
     for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
       const dim3 grid(
-          static_cast<unsigned>((shape.staged_positions + kStagingPositions - 1) /
-                                kStagingPositions),
-          static_cast<unsigned>((shape.padded_channels + kStagingChannels - 1) / kStagingChannels),
+          static_cast<unsigned>((shape.staged_positions + kPositions - 1) / kPositions),
+          static_cast<unsigned>((shape.padded_channels + kChannels - 1) / kChannels),
           static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
-      stage_input_channels_last_kernel<Element><<<grid, block, 0, stream>>>(
+      stage_input_channels_last_kernel<Element, kPositions, kChannels><<<grid, block, 0, stream>>>(
           static_cast<const Element*>(source.const_data_ptr()) + n0 * source_sample,
           static_cast<Element*>(staged.mutable_data_ptr()) + n0 * sample_floats, shape, nonfinite,
           channel_sums == nullptr ? nullptr : channel_sums + n0 * grid.x * shape.padded_channels);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   };
+  using Positions = std::integral_constant<int, kStagingPositions>;
+  using Channels = std::integral_constant<int, kStagingChannels>;
+  using WidePositions = std::integral_constant<int, kStagingWidePositions>;
+  using WideChannels = std::integral_constant<int, kStagingWideChannels>;
+  if (tile_positions == 0) tile_positions = staging_tile_positions(source.scalar_type(), layout);
+  TORCH_INTERNAL_ASSERT(tile_positions == kStagingPositions ||
+                        (tile_positions == kStagingWidePositions && source.element_size() == 4));
   // 16-bit types are written in 8-channel pieces (implicit_gemm_staging.cuh).
   TORCH_INTERNAL_ASSERT(source.element_size() == 4 || layout.padded_channels_per_group % 8 == 0);
   switch (source.scalar_type()) {
     case at::kHalf:
-      stage(__half{});
+      stage(__half{}, Positions{}, Channels{});
       break;
     case at::kBFloat16:
-      stage(__nv_bfloat16{});
+      stage(__nv_bfloat16{}, Positions{}, Channels{});
       break;
     default:
       TORCH_INTERNAL_ASSERT(source.scalar_type() == at::kFloat);
-      stage(float{});
+      if (tile_positions == kStagingWidePositions) {
+        stage(float{}, WidePositions{}, WideChannels{});
+      } else {
+        stage(float{}, Positions{}, Channels{});
+      }
       break;
   }
   return staged;

@@ -44,18 +44,24 @@ constexpr int64_t kUnlimitedStaging = INT64_MAX;
 // *extent). Returns, in its dtype,
 // (N, D', H', W', groups, padded_channels_per_group) as a flat tensor. With
 // `nonfinite` set, any NaN or Inf read sets *nonfinite to 1. With `channel_sums`
-// set, each sample also gets staging_position_tiles(layout) x padded_channels()
-// partial sums there (in double), from the same read (sum_channel_partials adds
-// them up).
+// set, each sample also gets staging_position_tiles(layout, tile_positions) x
+// padded_channels() partial sums there (in double), from the same read
+// (sum_channel_partials adds them up). tile_positions: staged positions a block
+// transposes, 0 for staging_tile_positions(source's dtype).
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source, int* nonfinite,
-                               cudaStream_t stream, double* channel_sums = nullptr);
+                               cudaStream_t stream, double* channel_sums = nullptr,
+                               int tile_positions = 0);
+
+// Staged positions a staging block transposes: 256 for float32 (KERNEL_LOG s9) unless
+// CT3D_STAGING_TILE_POSITIONS=64 (the A/B's other side), 64 for 16-bit types.
+int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout);
 
 // Position tiles of one staged sample: the partial sums per channel and sample.
-int64_t staging_position_tiles(const StagedLayout& layout);
+int64_t staging_position_tiles(const StagedLayout& layout, int tile_positions);
 
 // sums[group * channels_per_group + c] = the sum over `samples` samples of the
 // partial sums of stage_channels_last: in a fixed order (deterministic), in double.
 void sum_channel_partials(const StagedLayout& layout, const double* partials, int64_t samples,
-                          at::Tensor& sums, cudaStream_t stream);
+                          int tile_positions, at::Tensor& sums, cudaStream_t stream);
 
 }  // namespace ct3d::cuda

@@ -131,7 +131,9 @@ void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
                       bool stage_input, int64_t chunk_samples, const WgradChunkLaunch& launch,
                       const StagedChunkHook& after_chunk) {
   const int64_t batch = plan.geometry.batch;
-  const int64_t tiles_per_sample = staging_position_tiles(plan.output);
+  // One tile size for the partial sums' rows and the staging that writes them.
+  const int tile_positions = staging_tile_positions(grad_output.scalar_type(), plan.output);
+  const int64_t tiles_per_sample = staging_position_tiles(plan.output, tile_positions);
   // The bias gradient's partial sums, one row per sample and staging tile.
   at::Tensor bias_partials;
   if (grad_bias.defined()) {
@@ -149,13 +151,14 @@ void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
                                        n0 * tiles_per_sample * plan.output.padded_channels()
                                  : nullptr;
     const at::Tensor staged_output = stage_channels_last(
-        plan.output, grad_output.narrow(0, n0, samples), nullptr, stream, chunk_partials);
+        plan.output, grad_output.narrow(0, n0, samples), nullptr, stream, chunk_partials,
+        tile_positions);
     launch(c, n0, samples, staged_input, staged_output);
     if (after_chunk) after_chunk(n0, samples, staged_output);
   }
   if (grad_bias.defined()) {
-    sum_channel_partials(plan.output, bias_partials.const_data_ptr<double>(), batch, grad_bias,
-                         stream);
+    sum_channel_partials(plan.output, bias_partials.const_data_ptr<double>(), batch,
+                         tile_positions, grad_bias, stream);
   }
 }
 
