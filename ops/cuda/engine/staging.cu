@@ -112,10 +112,9 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
     const int last_tile = shape.padded_channels % kChannels;
     shape.last_tile_channels = FastDivider(last_tile == 0 ? kChannels : last_tile);
     for (int64_t n0 = 0; n0 < batch; n0 += kMaxGridZ) {
-      const dim3 grid(
-          static_cast<unsigned>((shape.staged_positions + kPositions - 1) / kPositions),
-          static_cast<unsigned>((shape.padded_channels + kChannels - 1) / kChannels),
-          static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
+      const dim3 grid(static_cast<unsigned>((shape.staged_positions + kPositions - 1) / kPositions),
+                      static_cast<unsigned>((shape.padded_channels + kChannels - 1) / kChannels),
+                      static_cast<unsigned>(std::min(batch - n0, kMaxGridZ)));
       stage_input_channels_last_kernel<Element, kPositions, kChannels><<<grid, block, 0, stream>>>(
           static_cast<const Element*>(source.const_data_ptr()) + n0 * source_sample,
           static_cast<Element*>(staged.mutable_data_ptr()) + n0 * sample_floats, shape, nonfinite,

@@ -150,15 +150,15 @@ void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
                                  ? bias_partials.mutable_data_ptr<double>() +
                                        n0 * tiles_per_sample * plan.output.padded_channels()
                                  : nullptr;
-    const at::Tensor staged_output = stage_channels_last(
-        plan.output, grad_output.narrow(0, n0, samples), nullptr, stream, chunk_partials,
-        tile_positions);
+    const at::Tensor staged_output =
+        stage_channels_last(plan.output, grad_output.narrow(0, n0, samples), nullptr, stream,
+                            chunk_partials, tile_positions);
     launch(c, n0, samples, staged_input, staged_output);
     if (after_chunk) after_chunk(n0, samples, staged_output);
   }
   if (grad_bias.defined()) {
-    sum_channel_partials(plan.output, bias_partials.const_data_ptr<double>(), batch,
-                         tile_positions, grad_bias, stream);
+    sum_channel_partials(plan.output, bias_partials.const_data_ptr<double>(), batch, tile_positions,
+                         grad_bias, stream);
   }
 }
 
