@@ -152,15 +152,16 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
                 assert relative_error(ours, ref) <= FLOAT32_BAR, (name, mask, relative_error(ours, ref))
 
 
-# Both float32 staging tile sizes (KERNEL_LOG s9: 64 x 64 and the default 256 x 32):
-# staged copies whose tiles end mid-line and mid-channel-tile (66 target channels and
-# their padding: 3 tiles either way), and the bias gradient's partial sums, one row per
-# tile.
+# Both float32 staging tile sizes (KERNEL_LOG s9: 64 x 64, and 256 x 32 where the
+# padded channels are whole 32-channel tiles or one): staged copies whose tiles end
+# mid-line and mid-channel-tile (24 channels; 66 and the weight gradient's pitched rows
+# keep 64 x 64 by default), and the bias gradient's partial sums, one row per tile.
 @pytest.mark.parametrize("tile_positions", ["64", ""])
 @pytest.mark.parametrize("stride", [(2, 2, 2), (1, 1, 1)])
-def test_staging_tile_sizes_gradients(tile_positions, stride, monkeypatch):
+@pytest.mark.parametrize("cout", [24, 64, 66])
+def test_staging_tile_sizes_gradients(tile_positions, stride, cout, monkeypatch):
     monkeypatch.setenv("CT3D_STAGING_TILE_POSITIONS", tile_positions)
-    case = edge_case((2, 70, 66, (5, 7, 9), (3, 3, 3), stride, (1, 1, 1), (0, 0, 0), 1,
+    case = edge_case((2, 70, cout, (5, 7, 9), (3, 3, 3), stride, (1, 1, 1), (0, 0, 0), 1,
                       (1, 1, 1)), bias=True)
     check_gradients(case)
     x, w, b = make_tensors(case, torch.float32, "cuda")
@@ -172,6 +173,25 @@ def test_staging_tile_sizes_gradients(tile_positions, stride, monkeypatch):
     fused = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, *args, [True, True, True])
     for name, got, ref in zip(("input", "weight", "bias"), fused, reference):
         assert relative_error(got, ref) <= FLOAT32_BAR, (name, tile_positions)
+
+
+# The width-reuse mainloop (forced) over many tiles: input gradients of stride-2
+# layers with 24, 32 and 40 source channels and 288 tiles of 256 rows whose lines
+# start mid-tile.
+@pytest.mark.parametrize("cin,kernel", [(32, 3), (40, 4), (24, 3)])
+def test_width_reuse_input_gradient_over_many_tiles(cin, kernel, monkeypatch):
+    monkeypatch.setenv("CT3D_WIDTH_REUSE", "1")
+    case = edge_case((2, cin, 20, (16, 32, 72), (kernel,) * 3, (2, 2, 2), (1, 1, 1), (0, 0, 0),
+                      1, (1, 1, 1)), bias=False)
+    x, w, _ = make_tensors(case, torch.float32, "cuda")
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, *conv_args(case))
+    grad_output = torch.randn_like(out)
+    args = (case["stride"], case["padding"], case["groups"], case["dilation"])
+    poison_allocator(256 << 20)
+    grad_input = torch.ops.ct3d.conv_transpose3d_input_backward(grad_output, w, case["spatial"],
+                                                                *args)
+    reference = float64_gradients(x, w, None, case, grad_output)[0]
+    assert relative_error(grad_input, reference) <= FLOAT32_BAR
 
 
 def test_weight_gradient_over_ten_million_positions():

@@ -16,9 +16,9 @@ namespace ct3d::cuda {
 
 constexpr int kStagingPositions = 64;  // staged positions of one transpose tile
 constexpr int kStagingChannels = 64;   // most channels of one tile
-// float32 tiles (s9): 256 positions x 32 channels, 8 loads a thread a channel row in
-// flight and the block's setup spread over 4x the positions (L1-73's grad_output
-// 0.68 -> 0.56 ms against 64 x 64).
+// float32 tiles of whole 32-channel pieces (s9, staging_tile_positions): 256 positions
+// x 32 channels, 8 loads a thread a channel row in flight and the block's setup spread
+// over 4x the positions (L1-73's grad_output 0.68 -> 0.56 ms against 64 x 64).
 constexpr int kStagingWidePositions = 256;
 constexpr int kStagingWideChannels = 32;
 constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 threads)

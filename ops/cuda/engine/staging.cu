@@ -39,9 +39,14 @@ bool StagedLayout::operator==(const StagedLayout& other) const {
 int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout) {
   const char* chosen = std::getenv("CT3D_STAGING_TILE_POSITIONS");
   const bool narrow = chosen != nullptr && std::atoi(chosen) == kStagingPositions;
-  // The grid's channel tiles are at most 65535.
-  const bool wide = dtype == at::kFloat && !narrow &&
-                    layout.padded_channels() <= int64_t{65535} * kStagingWideChannels;
+  // Whole 32-channel tiles, or one: a short last tile (the weight gradient's rows at a
+  // segment pitch of 36 or 40) was a block of 4-8 channel rows writing 16-byte pieces,
+  // and its weight gradients 13-28 % slower (KERNEL_LOG s9). The grid's channel tiles
+  // are at most 65535.
+  const int64_t channels = layout.padded_channels();
+  const bool whole_tiles = channels <= kStagingWideChannels || channels % kStagingWideChannels == 0;
+  const bool wide = dtype == at::kFloat && !narrow && whole_tiles &&
+                    channels <= int64_t{65535} * kStagingWideChannels;
   return wide ? kStagingWidePositions : kStagingPositions;
 }
 

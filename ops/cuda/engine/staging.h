@@ -52,8 +52,9 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
                                cudaStream_t stream, double* channel_sums = nullptr,
                                int tile_positions = 0);
 
-// Staged positions a staging block transposes: 256 for float32 (KERNEL_LOG s9) unless
-// CT3D_STAGING_TILE_POSITIONS=64 (the A/B's other side), 64 for 16-bit types.
+// Staged positions a staging block transposes: 256 (tiles of 32 channels) for float32
+// with at most 32 padded channels or a multiple of 32 (KERNEL_LOG s9), unless
+// CT3D_STAGING_TILE_POSITIONS=64 (the A/B's other side); else 64 (tiles of 64 channels).
 int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout);
 
 // Position tiles of one staged sample: the partial sums per channel and sample.
