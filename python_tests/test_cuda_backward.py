@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cases import conv_args, edge_case, make_tensors, random_case, relative_error
+from cases import ONE, TWO, ZERO, conv_args, edge_case, make_tensors, random_case, relative_error
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR, TILE_EDGE_CASES, poison_allocator
 
@@ -156,13 +156,14 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
 # padded channels are whole 32-channel tiles or one): staged copies whose tiles end
 # mid-line and mid-channel-tile (24 channels; 66 and the weight gradient's pitched rows
 # keep 64 x 64 by default), and the bias gradient's partial sums, one row per tile.
+# Through autograd (the fused op: grad_output staged once), then the two separate ops
+# (each stages its own operands).
 @pytest.mark.parametrize("tile_positions", ["64", ""])
-@pytest.mark.parametrize("stride", [(2, 2, 2), (1, 1, 1)])
+@pytest.mark.parametrize("stride", [TWO, ONE])
 @pytest.mark.parametrize("cout", [24, 64, 66])
 def test_staging_tile_sizes_gradients(tile_positions, stride, cout, monkeypatch):
     monkeypatch.setenv("CT3D_STAGING_TILE_POSITIONS", tile_positions)
-    case = edge_case((2, 70, cout, (5, 7, 9), (3, 3, 3), stride, (1, 1, 1), (0, 0, 0), 1,
-                      (1, 1, 1)), bias=True)
+    case = edge_case((2, 70, cout, (5, 7, 9), (3, 3, 3), stride, ONE, ZERO, 1, ONE), bias=True)
     check_gradients(case)
     x, w, b = make_tensors(case, torch.float32, "cuda")
     out = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
@@ -170,8 +171,11 @@ def test_staging_tile_sizes_gradients(tile_positions, stride, cout, monkeypatch)
     reference = float64_gradients(x, w, b, case, grad_output)
     args = (case["stride"], case["padding"], case["groups"], case["dilation"])
     poison_allocator(64 << 20)
-    fused = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, *args, [True, True, True])
-    for name, got, ref in zip(("input", "weight", "bias"), fused, reference):
+    separate = (
+        torch.ops.ct3d.conv_transpose3d_input_backward(grad_output, w, case["spatial"], *args),
+        torch.ops.ct3d.conv_transpose3d_weight_backward(x, grad_output, case["kernel"], *args),
+    )
+    for name, got, ref in zip(("input", "weight"), separate, reference):
         assert relative_error(got, ref) <= FLOAT32_BAR, (name, tile_positions)
 
 
@@ -181,8 +185,8 @@ def test_staging_tile_sizes_gradients(tile_positions, stride, cout, monkeypatch)
 @pytest.mark.parametrize("cin,kernel", [(32, 3), (40, 4), (24, 3)])
 def test_width_reuse_input_gradient_over_many_tiles(cin, kernel, monkeypatch):
     monkeypatch.setenv("CT3D_WIDTH_REUSE", "1")
-    case = edge_case((2, cin, 20, (16, 32, 72), (kernel,) * 3, (2, 2, 2), (1, 1, 1), (0, 0, 0),
-                      1, (1, 1, 1)), bias=False)
+    case = edge_case((2, cin, 20, (16, 32, 72), (kernel,) * 3, TWO, ONE, ZERO, 1, ONE),
+                     bias=False)
     x, w, _ = make_tensors(case, torch.float32, "cuda")
     out = torch.ops.ct3d.conv_transpose3d(x, w, None, *conv_args(case))
     grad_output = torch.randn_like(out)

@@ -47,7 +47,7 @@ constexpr int64_t kUnlimitedStaging = INT64_MAX;
 // set, each sample also gets staging_position_tiles(layout, tile_positions) x
 // padded_channels() partial sums there (in double), from the same read
 // (sum_channel_partials adds them up). tile_positions: staged positions a block
-// transposes, 0 for staging_tile_positions(source's dtype).
+// transposes, 0 for staging_tile_positions(source's dtype, layout).
 at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& source, int* nonfinite,
                                cudaStream_t stream, double* channel_sums = nullptr,
                                int tile_positions = 0);
