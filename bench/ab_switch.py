@@ -1,6 +1,7 @@
 """One switch's settings against each other in one process, the quick A/B of a kernel
-change that has a switch: ct3d's forward (and its input gradient) per problem, median
-ms per setting over alternating rounds, with cuDNN's default path in the same dtype.
+change that has a switch: ct3d's forward, input gradient and weight gradient per
+problem, median ms per setting over alternating rounds, with cuDNN's default path in
+the same dtype.
 ct3d reads its switches on every call, so the settings share the inputs and the GPU.
 
     python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0 [rounds] [reps] [errors]
@@ -30,7 +31,7 @@ with_errors = sys.argv[-1] == "errors"
 
 
 def operations(problem):
-    """(label, fn, inputs) for ct3d's forward and input gradient, and cuDNN's."""
+    """(label, fn, inputs) for ct3d's forward and gradients, then cuDNN's forward."""
     torch.manual_seed(0)
     conv = nn.ConvTranspose3d(**problem.conv).cuda().to(dtype)
     c = problem.conv
@@ -50,6 +51,8 @@ def operations(problem):
                                                            groups, dilation), inputs),
         ("dgrad", lambda g: torch.ops.ct3d.conv_transpose3d_input_backward(
             g, w, size, stride, padding, groups, dilation), grads),
+        ("wgrad", lambda g: torch.ops.ct3d.conv_transpose3d_weight_backward(
+            inputs[0], g, list(w.shape[2:]), stride, padding, groups, dilation), grads),
         ("cudnn fwd", lambda x: conv(x), inputs),
         ("float64", lambda x: torch.nn.functional.conv_transpose3d(
             x.double(), w.double(), None if b is None else b.double(), stride, padding,
@@ -63,8 +66,8 @@ with torch.no_grad():
     for number in numbers:
         problem = ALL_PROBLEMS[number]
         ops = operations(problem)
-        cudnn_ms, _ = median_ms(ops[2][1], ops[2][2], 2, reps)
-        for label, fn, inputs in ops[:2]:
+        cudnn_ms, _ = median_ms(ops[3][1], ops[3][2], 2, reps)
+        for label, fn, inputs in ops[:3]:
             times = {v: [] for v in values}
             for _ in range(rounds):
                 for v in values:
@@ -75,7 +78,7 @@ with torch.no_grad():
             tail = f" {cudnn_ms:9.3f}" if label == "fwd" else ""
             print(f"{problem.label:18} {label:9} {row}{tail}", flush=True)
             if with_errors and label == "fwd":
-                reference = ops[3][1](inputs[0])
+                reference = ops[4][1](inputs[0])
                 errors = []
                 for v in values:
                     os.environ[switch] = v

@@ -152,13 +152,13 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
                 assert relative_error(ours, ref) <= FLOAT32_BAR, (name, mask, relative_error(ours, ref))
 
 
-# Both float32 staging tile sizes (KERNEL_LOG s9: 64 x 64, and 256 x 32 where the
-# padded channels are whole 32-channel tiles or one): staged copies whose tiles end
+# The float32 staging tile sizes (KERNEL_LOG s9: 64 x 64, and 256 x 32 where the
+# padded channels are whole 32-channel tiles or one; 128 x 64 forced): staged copies whose tiles end
 # mid-line and mid-channel-tile (24 channels; 66 and the weight gradient's pitched rows
 # keep 64 x 64 by default), and the bias gradient's partial sums, one row per tile.
 # Through autograd (the fused op: grad_output staged once), then the two separate ops
 # (each stages its own operands).
-@pytest.mark.parametrize("tile_positions", ["64", ""])
+@pytest.mark.parametrize("tile_positions", ["64", "128", ""])
 @pytest.mark.parametrize("stride", [TWO, ONE])
 @pytest.mark.parametrize("cout", [24, 64, 66])
 def test_staging_tile_sizes_gradients(tile_positions, stride, cout, monkeypatch):

@@ -38,15 +38,17 @@ bool StagedLayout::operator==(const StagedLayout& other) const {
 
 int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout) {
   const char* chosen = std::getenv("CT3D_STAGING_TILE_POSITIONS");
-  const bool narrow = chosen != nullptr && std::atoi(chosen) == kStagingPositions;
+  const int forced = chosen == nullptr ? 0 : std::atoi(chosen);
+  if (forced == kStagingPositions) return kStagingPositions;
+  if (dtype != at::kFloat) return kStagingPositions;
+  if (forced == kStagingMidPositions) return kStagingMidPositions;
   // Whole 32-channel tiles, or one: a short last tile (the weight gradient's rows at a
   // segment pitch of 36 or 40) was a block of 4-8 channel rows writing 16-byte pieces,
   // and its weight gradients 13-28 % slower (KERNEL_LOG s9). The grid's channel tiles
   // are at most 65535.
   const int64_t channels = layout.padded_channels();
   const bool whole_tiles = channels <= kStagingWideChannels || channels % kStagingWideChannels == 0;
-  const bool wide = dtype == at::kFloat && !narrow && whole_tiles &&
-                    channels <= int64_t{65535} * kStagingWideChannels;
+  const bool wide = whole_tiles && channels <= int64_t{65535} * kStagingWideChannels;
   return wide ? kStagingWidePositions : kStagingPositions;
 }
 
@@ -131,9 +133,12 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
   using Channels = std::integral_constant<int, kStagingChannels>;
   using WidePositions = std::integral_constant<int, kStagingWidePositions>;
   using WideChannels = std::integral_constant<int, kStagingWideChannels>;
+  using MidPositions = std::integral_constant<int, kStagingMidPositions>;
   if (tile_positions == 0) tile_positions = staging_tile_positions(source.scalar_type(), layout);
+  TORCH_INTERNAL_ASSERT(tile_positions == kStagingPositions || source.element_size() == 4);
   TORCH_INTERNAL_ASSERT(tile_positions == kStagingPositions ||
-                        (tile_positions == kStagingWidePositions && source.element_size() == 4));
+                        tile_positions == kStagingMidPositions ||
+                        tile_positions == kStagingWidePositions);
   // 16-bit types are written in 8-channel pieces (implicit_gemm_staging.cuh).
   TORCH_INTERNAL_ASSERT(source.element_size() == 4 || layout.padded_channels_per_group % 8 == 0);
   switch (source.scalar_type()) {
@@ -147,6 +152,8 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
       TORCH_INTERNAL_ASSERT(source.scalar_type() == at::kFloat);
       if (tile_positions == kStagingWidePositions) {
         stage(float{}, WidePositions{}, WideChannels{});
+      } else if (tile_positions == kStagingMidPositions) {
+        stage(float{}, MidPositions{}, Channels{});
       } else {
         stage(float{}, Positions{}, Channels{});
       }
