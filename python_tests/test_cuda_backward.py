@@ -152,12 +152,12 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
                 assert relative_error(ours, ref) <= FLOAT32_BAR, (name, mask, relative_error(ours, ref))
 
 
-# The float32 staging tile sizes (KERNEL_LOG s9: 64 x 64, and 256 x 32 where the
-# padded channels are whole 32-channel tiles or one; 128 x 64 forced): staged copies whose tiles end
-# mid-line and mid-channel-tile (24 channels; 66 and the weight gradient's pitched rows
-# keep 64 x 64 by default), and the bias gradient's partial sums, one row per tile.
-# Through autograd (the fused op: grad_output staged once), then the two separate ops
-# (each stages its own operands).
+# The float32 staging tile sizes (KERNEL_LOG s9: 256 x 32 where the padded channels
+# are whole 32-channel tiles or one, else 128 x 64; 64 x 64 and 128 x 64 forced):
+# staged copies whose tiles end mid-line and mid-channel-tile (24 channels; 66 and the
+# weight gradient's pitched rows take 128 x 64 by default), and the bias gradient's
+# partial sums, one row per tile. Through autograd (the fused op: grad_output staged
+# once), then the two separate ops (each stages its own operands).
 @pytest.mark.parametrize("tile_positions", ["64", "128", ""])
 @pytest.mark.parametrize("stride", [TWO, ONE])
 @pytest.mark.parametrize("cout", [24, 64, 66])

@@ -39,17 +39,16 @@ bool StagedLayout::operator==(const StagedLayout& other) const {
 int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout) {
   const char* chosen = std::getenv("CT3D_STAGING_TILE_POSITIONS");
   const int forced = chosen == nullptr ? 0 : std::atoi(chosen);
-  if (forced == kStagingPositions) return kStagingPositions;
-  if (dtype != at::kFloat) return kStagingPositions;
+  if (forced == kStagingPositions || dtype != at::kFloat) return kStagingPositions;
   if (forced == kStagingMidPositions) return kStagingMidPositions;
-  // Whole 32-channel tiles, or one: a short last tile (the weight gradient's rows at a
-  // segment pitch of 36 or 40) was a block of 4-8 channel rows writing 16-byte pieces,
-  // and its weight gradients 13-28 % slower (KERNEL_LOG s9). The grid's channel tiles
-  // are at most 65535.
+  // 256 x 32 for whole 32-channel tiles, or one. A short last tile (the weight
+  // gradient's rows at a segment pitch of 36 or 40) was a block of 4-8 channel rows
+  // writing 16-byte pieces, and its weight gradients 13-28 % slower; there 128 x 64
+  // beat 64 x 64 by 1-4 % (KERNEL_LOG s9). The grid's channel tiles are at most 65535.
   const int64_t channels = layout.padded_channels();
   const bool whole_tiles = channels <= kStagingWideChannels || channels % kStagingWideChannels == 0;
   const bool wide = whole_tiles && channels <= int64_t{65535} * kStagingWideChannels;
-  return wide ? kStagingWidePositions : kStagingPositions;
+  return wide ? kStagingWidePositions : kStagingMidPositions;
 }
 
 int64_t staging_position_tiles(const StagedLayout& layout, int tile_positions) {
