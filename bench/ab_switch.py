@@ -8,6 +8,7 @@ ct3d reads its switches on every call, so the settings share the inputs and the 
 
 With "errors" last, it also prints each setting's forward error against float64 (for a
 switch that changes the arithmetic, such as a chain flush interval: KERNEL_LOG tc12).
+With an argument "ops=wgrad" (or "ops=fwd,dgrad"), it times only those ops.
 """
 
 import os
@@ -28,10 +29,13 @@ values = values.split(",")
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
 reps = int(sys.argv[5]) if len(sys.argv) > 5 else 10
 with_errors = sys.argv[-1] == "errors"
+chosen_ops = next((a[4:].split(",") for a in sys.argv if a.startswith("ops=")),
+                  ["fwd", "dgrad", "wgrad"])
 
 
 def operations(problem):
-    """(label, fn, inputs) for ct3d's forward and gradients, then cuDNN's forward."""
+    """(label, fn, inputs) for ct3d's forward and gradients, cuDNN's (default flags) in
+    the same order, then float64's forward."""
     torch.manual_seed(0)
     conv = nn.ConvTranspose3d(**problem.conv).cuda().to(dtype)
     c = problem.conv
@@ -54,6 +58,12 @@ def operations(problem):
         ("wgrad", lambda g: torch.ops.ct3d.conv_transpose3d_weight_backward(
             inputs[0], g, list(w.shape[2:]), stride, padding, groups, dilation), grads),
         ("cudnn fwd", lambda x: conv(x), inputs),
+        ("cudnn dgrad", lambda g: torch.ops.aten.convolution_backward(
+            g, inputs[0], w, None, stride, padding, dilation, True,
+            _triple(c.get("output_padding", 0)), groups, [True, False, False])[0], grads),
+        ("cudnn wgrad", lambda g: torch.ops.aten.convolution_backward(
+            g, inputs[0], w, None, stride, padding, dilation, True,
+            _triple(c.get("output_padding", 0)), groups, [False, True, False])[1], grads),
         ("float64", lambda x: torch.nn.functional.conv_transpose3d(
             x.double(), w.double(), None if b is None else b.double(), stride, padding,
             _triple(c.get("output_padding", 0)), groups, dilation), inputs),
@@ -66,8 +76,10 @@ with torch.no_grad():
     for number in numbers:
         problem = ALL_PROBLEMS[number]
         ops = operations(problem)
-        cudnn_ms, _ = median_ms(ops[3][1], ops[3][2], 2, reps)
-        for label, fn, inputs in ops[:3]:
+        for index, (label, fn, inputs) in enumerate(ops[:3]):
+            if label not in chosen_ops:
+                continue
+            cudnn_ms, _ = median_ms(ops[3 + index][1], ops[3 + index][2], 2, reps)
             times = {v: [] for v in values}
             for _ in range(rounds):
                 for v in values:
@@ -75,10 +87,9 @@ with torch.no_grad():
                     times[v].append(median_ms(fn, inputs, 2, reps)[0])
             os.environ.pop(switch)
             row = " ".join(f"{statistics.median(times[v]):16.3f}" for v in values)
-            tail = f" {cudnn_ms:9.3f}" if label == "fwd" else ""
-            print(f"{problem.label:18} {label:9} {row}{tail}", flush=True)
+            print(f"{problem.label:18} {label:9} {row} {cudnn_ms:9.3f}", flush=True)
             if with_errors and label == "fwd":
-                reference = ops[4][1](inputs[0])
+                reference = ops[6][1](inputs[0])
                 errors = []
                 for v in values:
                     os.environ[switch] = v

@@ -60,8 +60,11 @@ struct WgradWgmmaProblem {
   FastDivider segment_rows;   // rows of a pair's segment
   int kernel_h, kernel_w, stride_w, dilation_w;
   // M rows: (tap, output channel) for the folded group's real output channels.
+  // rows_per_block: 2 warpgroups x 64 m_tiles_used (at most the config's kMTiles).
   int output_channels, total_rows;
-  int rows_per_block, row_blocks, channel_blocks;
+  int rows_per_block, row_blocks, channel_blocks, m_tiles_used;
+  // The consumers leave out the k-steps past a width tail (whose B is zero).
+  bool skip_tail_steps;
   // Shared memory: per slot the B tiles (kBRegionBytes), then max_pairs segments of
   // segment_rows rows, pitch elements apart (offsets and strides here in elements).
   int pitch, pair_elements, stage_bytes, slots;
@@ -332,7 +335,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   claim_registers<Cfg::kComputeRegisters>();
   const int ctid = tid - 128, lane = ctid & 31;
-  const int warp_row0 = first_row + compute_row_base<kMTiles>(ctid & ~31);
+  // Each warpgroup owns rows_per_block / 2 rows; it computes only its m-tiles with rows
+  // in the block (`active`, uniform in the warpgroup): balanced blocks of fewer m-tiles
+  // where kMTiles would leave a block mostly empty (432 rows in blocks of 384).
+  const int warpgroup_row0 = first_row + (ctid >> 7) * (p.rows_per_block / 2);
+  const int active = min(p.m_tiles_used, max(0, (last_row - warpgroup_row0) / 64 + 1));
+  const int warp_row0 = warpgroup_row0 + ((ctid >> 5) & 3) * 16;
   // This lane's A rows (Ops::lane_row) as offsets into a stage's segments: pair, width
   // tap and output channel. Past the end, the last rows are read again (in runs of
   // kRowRun: ldmatrix reads 8 rows' channels as one 16-byte row).
@@ -361,7 +369,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         Ops::kStepPositions * s * position_step + lane_offset;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      Ops::load_a(f, mt, segments, row_offset[mt], position_step);
+      if (mt < active) Ops::load_a(f, mt, segments, row_offset[mt], position_step);
     }
     fence_accumulators(acc);
     wgmma_fence();
@@ -370,19 +378,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint64_t d_lo = chunk_weight_descriptor<kN>(b + Cfg::kBPartBytes, s);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      Ops::template products<kN>(acc[mt], f, mt, d_hi, d_lo);
+      if (mt < active) Ops::template products<kN>(acc[mt], f, mt, d_hi, d_lo);
     }
     wgmma_commit();
   };
   // Two fragment sets: a k-step's loads overlap the previous k-step's wgmmas.
   Fragments fragments[2];
+  WgradTile tile = wgrad_tile_at(p, first_stage);
   int slot = 0, phase = 0, previous_slot = p.slots - 1;
   for (int it = 0; it < stages; ++it) {
+    // k-steps with positions in the width (the rest meet zero B).
+    const int positions =
+        min(kWgradTilePositions, p.width - tile.width_tile * kWgradTilePositions);
+    const int steps = p.skip_tail_steps
+                          ? (positions + Ops::kStepPositions - 1) / Ops::kStepPositions
+                          : Cfg::kKSteps;
+    tile.advance(p);
     mbarrier_wait(full0 + 8 * slot, phase);
 #pragma unroll
     for (int s = 0; s < Cfg::kKSteps; ++s) {
-      k_step(slot, s, fragments[s & 1]);
-      wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
+      if (s < steps) {
+        k_step(slot, s, fragments[s & 1]);
+        wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
+      } else {
+        wgmma_wait<0>();  // the next stage's k-step 0 may load either fragment set
+      }
       Ops::hold(fragments[(s + 1) & 1]);
       if (s == 0 && it > 0 && (!Ops::kChainFlushes || it % Ops::kFlushStages != 0)) {
         mbarrier_arrive(empty0 + 8 * previous_slot);
@@ -410,7 +430,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   // Accumulator 4j + e of m-tile mt: row g + 8 (e / 2), input channel 8j + 2t + e % 2.
   const int t = ctid & 3;
-  const int row_base = first_row + compute_row_base<kMTiles>(ctid);
+  const int row_base = warp_row0 + ((ctid & 31) >> 2);
   const int taps = p.total_rows / p.output_channels;
   const int64_t split_tiles = (static_cast<int64_t>(split) * p.groups + group) * taps;
 #pragma unroll
@@ -418,7 +438,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = row_base + 64 * mt + 8 * half;
-      if (row > last_row) continue;
+      if (mt >= active || row > last_row) continue;  // another warpgroup's rows past active
       const int tap = row / p.output_channels, channel = row - tap * p.output_channels;
       float* out =
           workspace +
