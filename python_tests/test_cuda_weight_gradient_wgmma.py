@@ -169,8 +169,9 @@ def check_half_weight_gradient(case, dtype):
 
 # The consumers' skips (CT3D_WGRAD_SKIP, KERNEL_LOG w1) alone, together and off: the
 # m-tiles past a block's balanced rows (432 rows as two blocks of 256; 780 rows, whose
-# last block leaves the second warpgroup no rows; 216 in one block) and the k-steps
-# past width tails (44: 12 positions; 36: 4; the half form's 40: 8).
+# last block of 12 rows leaves the second warpgroup none; 216 in one block) and the
+# float32 k-step pairs past width tails (44: 12 positions; 36: 4); the half form's
+# balanced rows (432 rows in one block of 512).
 SKIP_CASES = [
     (2, 32, 16, (3, 4, 44), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
     (2, 64, 13, (2, 3, 36), (3, 4, 5), ONE, ZERO, ZERO, 1, ONE),

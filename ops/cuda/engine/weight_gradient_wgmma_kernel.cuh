@@ -335,12 +335,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   claim_registers<Cfg::kComputeRegisters>();
   const int ctid = tid - 128, lane = ctid & 31;
-  // Each warpgroup owns rows_per_block / 2 rows; it computes only its m-tiles with rows
-  // in the block (`active`, uniform in the warpgroup): balanced blocks of fewer m-tiles
-  // where kMTiles would leave a block mostly empty (432 rows in blocks of 384).
-  const int warpgroup_row0 = first_row + (ctid >> 7) * (p.rows_per_block / 2);
-  const int active = min(p.m_tiles_used, max(0, (last_row - warpgroup_row0) / 64 + 1));
-  const int warp_row0 = warpgroup_row0 + ((ctid >> 5) & 3) * 16;
+  // Each warpgroup computes `active` m-tiles, 64 x active consecutive rows: fewer than
+  // kMTiles where the host balanced the blocks (432 rows: two blocks of 256, not 384
+  // and 48) and in a last block of fewer rows. `active` comes from the block's index
+  // alone: a condition that differs between warpgroups around wgmma makes ptxas
+  // serialize them (C7520; the float32 weight gradient 2.5x slower).
+  const int active = min(p.m_tiles_used, (last_row - first_row + 128) / 128);
+  const int warp_row0 = first_row + (ctid >> 7) * 64 * active + ((ctid >> 5) & 3) * 16;
   // This lane's A rows (Ops::lane_row) as offsets into a stage's segments: pair, width
   // tap and output channel. Past the end, the last rows are read again (in runs of
   // kRowRun: ldmatrix reads 8 rows' channels as one 16-byte row).
@@ -384,25 +385,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   };
   // Two fragment sets: a k-step's loads overlap the previous k-step's wgmmas.
   Fragments fragments[2];
-  WgradTile tile = wgrad_tile_at(p, first_stage);
+  int width_tile = static_cast<int>(first_stage % p.width_tiles);
   int slot = 0, phase = 0, previous_slot = p.slots - 1;
   for (int it = 0; it < stages; ++it) {
-    // k-steps with positions in the width (the rest meet zero B).
-    const int positions =
-        min(kWgradTilePositions, p.width - tile.width_tile * kWgradTilePositions);
-    const int steps = p.skip_tail_steps
-                          ? (positions + Ops::kStepPositions - 1) / Ops::kStepPositions
-                          : Cfg::kKSteps;
-    tile.advance(p);
+    // k-steps with positions in the width (the rest meet zero B), in pairs: the last
+    // k-step run then used fragment set 1, so the next stage's k-step 0 may load set 0.
+    // (The half form's pair is the whole stage.) The walk keeps only its width tile:
+    // the consumers' registers are tight (KERNEL_LOG w1: ptxas spills).
+    constexpr int kPairPositions = 2 * Ops::kStepPositions;
+    const int positions = min(kWgradTilePositions, p.width - width_tile * kWgradTilePositions);
+    const int steps =
+        p.skip_tail_steps ? (positions + kPairPositions - 1) / kPairPositions * 2 : Cfg::kKSteps;
+    if (++width_tile == p.width_tiles) width_tile = 0;
     mbarrier_wait(full0 + 8 * slot, phase);
 #pragma unroll
     for (int s = 0; s < Cfg::kKSteps; ++s) {
-      if (s < steps) {
-        k_step(slot, s, fragments[s & 1]);
-        wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
-      } else {
-        wgmma_wait<0>();  // the next stage's k-step 0 may load either fragment set
-      }
+      if (s >= steps) break;
+      k_step(slot, s, fragments[s & 1]);
+      wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
       Ops::hold(fragments[(s + 1) & 1]);
       if (s == 0 && it > 0 && (!Ops::kChainFlushes || it % Ops::kFlushStages != 0)) {
         mbarrier_arrive(empty0 + 8 * previous_slot);

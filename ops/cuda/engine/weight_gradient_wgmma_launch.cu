@@ -79,9 +79,9 @@ bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
   return !half && p.bulk_segments && p.channel_blocks == 2 && filled;
 }
 
-// What the consumers leave out (CT3D_WGRAD_SKIP: "0" nothing, "rows" only the
-// m-tiles past a block's rows, "steps" only the k-steps past a width tail; unset or
-// anything else both).
+// What the consumers leave out (KERNEL_LOG w1; CT3D_WGRAD_SKIP: "0" nothing, "rows"
+// only the m-tiles past a block's balanced rows, "steps" only the float32 k-step pairs
+// past a width tail; unset or anything else both).
 struct WgradSkip {
   bool rows, steps;
 };
