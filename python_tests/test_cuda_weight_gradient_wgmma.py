@@ -11,7 +11,7 @@ import random
 import pytest
 import torch
 
-from cases import ONE, ZERO, conv_args, edge_case, make_tensors, random_case, relative_error
+from cases import conv_args, edge_case, make_tensors, random_case, relative_error
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR, poison_allocator
 
@@ -30,6 +30,11 @@ CASES = [
     (2, 64, 100, (2, 3, 4), (3, 2, 2), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
     (3, 24, 3, (2, 9, 20), (1, 7, 5), (1, 1, 1), (0, 3, 0), (0, 0, 0), 1, (1, 1, 2)),
     (2, 8, 8, (2, 2, 4), (2, 2, 9), (1, 1, 4), (0, 0, 0), (0, 0, 3), 1, (1, 1, 1)),
+    # 432 rows (a last block of 48) with a 12-position width tail; 780 rows (a last
+    # block of 12) with a 4-position tail; 216 rows in one block (KERNEL_LOG w1).
+    (2, 32, 16, (3, 4, 44), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 64, 13, (2, 3, 36), (3, 4, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    (2, 16, 8, (3, 5, 48), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
 ]
 
 
@@ -165,33 +170,6 @@ def check_half_weight_gradient(case, dtype):
         dilation, True, output_padding, groups, [False, True, False])[1]
     bound = 1.05 * relative_error(reference.to(dtype), reference)
     assert got.dtype == dtype and relative_error(got, reference) <= bound, case
-
-
-# The consumers' skips (CT3D_WGRAD_SKIP, KERNEL_LOG w1) alone, together and off: the
-# m-tiles past a block's balanced rows (432 rows as two blocks of 256; 780 rows, whose
-# last block of 12 rows leaves the second warpgroup none; 216 in one block) and the
-# float32 k-step pairs past width tails (44: 12 positions; 36: 4); the half form's
-# balanced rows (432 rows in one block of 512).
-SKIP_CASES = [
-    (2, 32, 16, (3, 4, 44), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
-    (2, 64, 13, (2, 3, 36), (3, 4, 5), ONE, ZERO, ZERO, 1, ONE),
-    (2, 16, 8, (3, 5, 48), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
-]
-
-
-@pytest.mark.parametrize("skip", ["0", "rows", "steps", ""])
-@pytest.mark.parametrize("params", SKIP_CASES)
-def test_weight_gradient_skipped_work(params, skip, monkeypatch):
-    monkeypatch.setenv("CT3D_WGRAD_SKIP", skip)
-    check_weight_gradient(edge_case(params, bias=False), "1", monkeypatch)
-
-
-@pytest.mark.parametrize("skip", ["0", ""])
-def test_half_weight_gradient_skipped_work(skip, monkeypatch):
-    monkeypatch.setenv("CT3D_WGRAD_WGMMA", "1")
-    monkeypatch.setenv("CT3D_WGRAD_SKIP", skip)
-    case = (2, 32, 16, (3, 4, 40), (3, 3, 3), ONE, ONE, ZERO, 1, ONE)
-    check_half_weight_gradient(edge_case(case, bias=False), torch.float16)
 
 
 def test_half_form_runs_on_hopper():

@@ -60,11 +60,8 @@ struct WgradWgmmaProblem {
   FastDivider segment_rows;   // rows of a pair's segment
   int kernel_h, kernel_w, stride_w, dilation_w;
   // M rows: (tap, output channel) for the folded group's real output channels.
-  // rows_per_block: 2 warpgroups x 64 m_tiles_used (at most the config's kMTiles).
   int output_channels, total_rows;
-  int rows_per_block, row_blocks, channel_blocks, m_tiles_used;
-  // The consumers leave out the k-steps past a width tail (whose B is zero).
-  bool skip_tail_steps;
+  int rows_per_block, row_blocks, channel_blocks;
   // Shared memory: per slot the B tiles (kBRegionBytes), then max_pairs segments of
   // segment_rows rows, pitch elements apart (offsets and strides here in elements).
   int pitch, pair_elements, stage_bytes, slots;
@@ -335,13 +332,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   claim_registers<Cfg::kComputeRegisters>();
   const int ctid = tid - 128, lane = ctid & 31;
-  // Each warpgroup computes `active` m-tiles, 64 x active consecutive rows: fewer than
-  // kMTiles where the host balanced the blocks (432 rows: two blocks of 256, not 384
-  // and 48) and in a last block of fewer rows. `active` comes from the block's index
-  // alone: a condition that differs between warpgroups around wgmma makes ptxas
-  // serialize them (C7520; the float32 weight gradient 2.5x slower).
-  const int active = min(p.m_tiles_used, (last_row - first_row + 128) / 128);
-  const int warp_row0 = first_row + (ctid >> 7) * 64 * active + ((ctid >> 5) & 3) * 16;
+  const int warp_row0 = first_row + compute_row_base<kMTiles>(ctid & ~31);
   // This lane's A rows (Ops::lane_row) as offsets into a stage's segments: pair, width
   // tap and output channel. Past the end, the last rows are read again (in runs of
   // kRowRun: ldmatrix reads 8 rows' channels as one 16-byte row).
@@ -370,7 +361,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         Ops::kStepPositions * s * position_step + lane_offset;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      if (mt < active) Ops::load_a(f, mt, segments, row_offset[mt], position_step);
+      Ops::load_a(f, mt, segments, row_offset[mt], position_step);
     }
     fence_accumulators(acc);
     wgmma_fence();
@@ -379,28 +370,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint64_t d_lo = chunk_weight_descriptor<kN>(b + Cfg::kBPartBytes, s);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      if (mt < active) Ops::template products<kN>(acc[mt], f, mt, d_hi, d_lo);
+      Ops::template products<kN>(acc[mt], f, mt, d_hi, d_lo);
     }
     wgmma_commit();
   };
   // Two fragment sets: a k-step's loads overlap the previous k-step's wgmmas.
   Fragments fragments[2];
-  int width_tile = static_cast<int>(first_stage % p.width_tiles);
   int slot = 0, phase = 0, previous_slot = p.slots - 1;
   for (int it = 0; it < stages; ++it) {
-    // k-steps with positions in the width (the rest meet zero B), in pairs: the last
-    // k-step run then used fragment set 1, so the next stage's k-step 0 may load set 0.
-    // (The half form's pair is the whole stage.) The walk keeps only its width tile:
-    // the consumers' registers are tight (KERNEL_LOG w1: ptxas spills).
-    constexpr int kPairPositions = 2 * Ops::kStepPositions;
-    const int positions = min(kWgradTilePositions, p.width - width_tile * kWgradTilePositions);
-    const int steps =
-        p.skip_tail_steps ? (positions + kPairPositions - 1) / kPairPositions * 2 : Cfg::kKSteps;
-    if (++width_tile == p.width_tiles) width_tile = 0;
     mbarrier_wait(full0 + 8 * slot, phase);
 #pragma unroll
     for (int s = 0; s < Cfg::kKSteps; ++s) {
-      if (s >= steps) break;
       k_step(slot, s, fragments[s & 1]);
       wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
       Ops::hold(fragments[(s + 1) & 1]);
@@ -430,7 +410,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   // Accumulator 4j + e of m-tile mt: row g + 8 (e / 2), input channel 8j + 2t + e % 2.
   const int t = ctid & 3;
-  const int row_base = warp_row0 + ((ctid & 31) >> 2);
+  const int row_base = first_row + compute_row_base<kMTiles>(ctid);
   const int taps = p.total_rows / p.output_channels;
   const int64_t split_tiles = (static_cast<int64_t>(split) * p.groups + group) * taps;
 #pragma unroll
@@ -438,7 +418,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = row_base + 64 * mt + 8 * half;
-      if (mt >= active || row > last_row) continue;  // another warpgroup's rows past active
+      if (row > last_row) continue;
       const int tap = row / p.output_channels, channel = row - tap * p.output_channels;
       float* out =
           workspace +

@@ -6,9 +6,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
-#include <string>
 #include <type_traits>
 
 #include "ops/cuda/engine/half_stage_layout.h"
@@ -79,21 +77,6 @@ bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
   return !half && p.bulk_segments && p.channel_blocks == 2 && filled;
 }
 
-// What the consumers leave out (KERNEL_LOG w1; CT3D_WGRAD_SKIP: "0" nothing, "rows"
-// only the m-tiles past a block's balanced rows, "steps" only the float32 k-step pairs
-// past a width tail; unset or anything else both).
-struct WgradSkip {
-  bool rows, steps;
-};
-WgradSkip wgrad_skip() {
-  const char* value = std::getenv("CT3D_WGRAD_SKIP");
-  const std::string chosen = value == nullptr ? "" : value;
-  if (chosen == "0") return {false, false};
-  if (chosen == "rows") return {true, false};
-  if (chosen == "steps") return {false, true};
-  return {true, true};
-}
-
 struct WgmmaWgradLaunch {
   WgradWgmmaProblem p{};
   int channels = 0, m_tiles = 0;
@@ -143,17 +126,7 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
       (kWgradTilePositions - 1) * g.dim[2].stride + (g.dim[2].kernel - 1) * g.dim[2].dilation + 1;
   p.output_channels = static_cast<int>(plan.cout);
   const int64_t total_rows = g.taps() * plan.cout;
-  // As many blocks as kMTiles m-tiles a warpgroup need, each with the fewest m-tiles
-  // that still cover the rows (432 rows: 2 blocks of 256, not 384 and 48).
-  const WgradSkip skip = wgrad_skip();
-  const int64_t full_rows = 2 * 64 * launch.m_tiles;
-  const int64_t blocks = std::max<int64_t>(1, (total_rows + full_rows - 1) / full_rows);
-  p.m_tiles_used = skip.rows
-                       ? static_cast<int>(std::clamp<int64_t>(
-                             (total_rows + 128 * blocks - 1) / (128 * blocks), 1, launch.m_tiles))
-                       : launch.m_tiles;
-  p.skip_tail_steps = skip.steps;
-  p.rows_per_block = 2 * 64 * p.m_tiles_used;
+  p.rows_per_block = 2 * 64 * launch.m_tiles;
   p.row_blocks = static_cast<int>((total_rows + p.rows_per_block - 1) / p.rows_per_block);
   p.channel_blocks = static_cast<int>((plan.cin + launch.channels - 1) / launch.channels);
   p.groups = static_cast<int>(plan.groups);
