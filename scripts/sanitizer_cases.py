@@ -44,7 +44,7 @@ CASES = [
     (1, 144, 16, 1, (2, 3, 16), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), torch.float32),
     (1, 16, 12, 1, (2, 3, 20), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
     # The wgmma weight gradient: 432 rows (a last block of 48) and a width tail of 12
-    # positions (KERNEL_LOG w1).
+    # positions (KERNEL_LOG ws1).
     (2, 32, 16, 1, (3, 4, 44), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
 ]
 
