@@ -4,7 +4,7 @@ problem, median ms per setting over alternating rounds, with cuDNN's default pat
 the same dtype.
 ct3d reads its switches on every call, so the settings share the inputs and the GPU.
 
-    python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0 \
+    python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0
         [rounds] [reps] [ops=...] [errors]
 
 With "errors" last, it also prints each setting's forward error against float64 (for a
