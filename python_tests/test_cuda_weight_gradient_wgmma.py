@@ -4,7 +4,8 @@ mma.sync) against float64, on the shapes its tiling finds hard: width tails of t
 and height taps, folded groups, blocks of input channels, several chunks of samples.
 Both mainloops (CT3D_WGRAD_WGMMA=1 and =0) must meet the bar, and the wgmma one with
 grad_output's segments copied in cp.async pieces (mode "p": CT3D_WGRAD_BULK=0) as well
-as whole (its default for one group). Skipped without CUDA."""
+as whole (its default for one group), with stages of 16 and of 32 positions
+(CT3D_WGRAD_POSITIONS). Skipped without CUDA."""
 
 import random
 
@@ -58,6 +59,16 @@ def check_weight_gradient(case, mode, monkeypatch):
 @pytest.mark.parametrize("mode", ["1", "p", "0"])
 @pytest.mark.parametrize("params", CASES)
 def test_weight_gradient_cases(params, mode, monkeypatch):
+    check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
+
+
+@pytest.mark.parametrize("positions", ["16", "32"])
+@pytest.mark.parametrize("mode", ["1", "p"])
+@pytest.mark.parametrize("params", CASES)
+def test_weight_gradient_stage_positions(params, mode, positions, monkeypatch):
+    """float32 stages of 16 positions (the default where a line's last 32-position tile
+    would be half empty) and of 32, each forced on every case."""
+    monkeypatch.setenv("CT3D_WGRAD_POSITIONS", positions)
     check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
 
 

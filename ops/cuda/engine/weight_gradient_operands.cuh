@@ -32,9 +32,9 @@ struct WgradTf32Operands {
   static constexpr int kPieceElements = 4;
   static constexpr int kStepPositions = 8;
   static constexpr int kBParts = 2;  // hi, lo (lo unused where exact)
-  // The chain is added into the float32 total every 4 stages (128 products): the
+  // The chain is added into the float32 total every 128 positions (products): the
   // tensor core truncates as it accumulates.
-  static constexpr int kFlushStages = 4;
+  static constexpr int kFlushPositions = 128;
   static constexpr bool kChainFlushes = true;
   // The segments may come by bulk copies (WgradWgmmaProblem::bulk_segments), else
   // cp.async pieces into a padded pitch.
@@ -101,7 +101,7 @@ struct WgradHalfOperands {
   static constexpr int kStepPositions = 16;
   static constexpr int kBParts = 1;
   // The chain runs the block's whole reduction (kHalfChainStages says why).
-  static constexpr int kFlushStages = kHalfChainStages;
+  static constexpr int kFlushPositions = 0;
   static constexpr bool kChainFlushes = false;
   // The segments may come by bulk copies (WgradWgmmaProblem::bulk_segments).
   static constexpr bool kBulkSegments = true;

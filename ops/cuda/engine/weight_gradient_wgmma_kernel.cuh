@@ -3,7 +3,8 @@
 // tells the float32 form, the half form differs where that header says).
 //
 // GEMM view: M = (tap, output channel) rows, N = the block's input channels, K =
-// input positions, 32 per stage (one width tile of one (sample, d, h) line). Every
+// input positions, 32 per stage (one width tile of one (sample, d, h) line; float32
+// also 16, where 32-position tiles would leave a line's last tile half empty). Every
 // tap's rows read the same input positions, so one stage's B (the input, split into
 // TF32 hi and lo) serves all the block's rows; their A (grad_output) are shifted reads
 // of the grad_output line segments of the block's (depth tap, height tap) pairs,
@@ -19,7 +20,8 @@
 //   cp.async arrivals or the bulk copies' bytes).
 // - The compute threads load their A values per k-step (rows g, g + 8; positions t,
 //   t + 4), split them in registers and issue lo*hi, hi*lo, hi*hi per m-tile; the
-//   accumulator chain is added into a float32 total every 4 stages (128 products).
+//   accumulator chain is added into a float32 total every 128 products (4 stages of
+//   32 positions).
 // Each block writes its partial tile for its K range (a split); the fixed-order sum
 // of weight_gradient_kernel.cuh adds the splits.
 #pragma once
@@ -36,7 +38,8 @@
 
 namespace ct3d::cuda {
 
-constexpr int kWgradTilePositions = 32;  // K of one stage
+constexpr int kWgradTilePositions = 32;       // K of one stage
+constexpr int kWgradShortTilePositions = 16;  // float32's short stages (line tails)
 constexpr int kWgradMaxSlots = 8;
 constexpr int kWgradMaxPairs = 64;  // (depth tap, height tap) pairs a block's rows reach
 
@@ -45,6 +48,7 @@ struct WgradWgmmaProblem {
   // The reduction walk of one chunk of samples: stage = (sample, d, h, width tile).
   int64_t stages;
   int stages_per_split;
+  int positions;  // of a stage: a width tile (the configuration's kPositions)
   int width_tiles, depth, height, width;
   // The input, NCDHW, from the chunk's first sample.
   int64_t input_sample_stride, input_channel_stride;
@@ -97,22 +101,28 @@ __device__ __forceinline__ WgradTile wgrad_tile_at(const WgradWgmmaProblem& p, i
   return tile;
 }
 
-template <int kChannels, int kMTilesPerWarpgroup, class Operands>
+template <int kChannels, int kMTilesPerWarpgroup, class Operands,
+          int kStagePositions = kWgradTilePositions>
 struct WgradWgmmaConfig {
   using Ops = Operands;  // weight_gradient_operands.cuh
   using Element = typename Ops::Element;
   static constexpr int kN = kChannels;  // input channels of a block
   static constexpr int kMTiles = kMTilesPerWarpgroup;
+  static constexpr int kPositions = kStagePositions;  // K of one stage
   static constexpr int kRows = 2 * 64 * kMTiles;
   static constexpr int kThreads = 384;
   static constexpr int kComputeThreads = 256;
-  // B: kN channels x 32 positions in pieces of 16 bytes, over 128 producers.
-  static constexpr int kPieceRuns = kWgradTilePositions / Ops::kPieceElements;  // per channel
+  // B: kN channels x kPositions positions in pieces of 16 bytes, over 128 producers.
+  static constexpr int kPieceRuns = kPositions / Ops::kPieceElements;  // per channel
   static constexpr int kBPieces = kN * kPieceRuns;
   static constexpr int kBPiecesPerThread = (kBPieces + 127) / 128;
-  static constexpr int kBPartBytes = kWgradTilePositions * kN * int{sizeof(Element)};
+  static constexpr int kBPartBytes = kPositions * kN * int{sizeof(Element)};
   static constexpr int kBRegionBytes = Ops::kBParts * kBPartBytes;
-  static constexpr int kKSteps = kWgradTilePositions / Ops::kStepPositions;
+  static constexpr int kKSteps = kPositions / Ops::kStepPositions;
+  // Stages between chain flushes (1 where the chain never flushes: unused there).
+  static constexpr int kFlushStages = Ops::kChainFlushes ? Ops::kFlushPositions / kPositions : 1;
+  // Two fragment sets alternate over the k-steps, in the same order every stage.
+  static_assert(kKSteps % 2 == 0, "k-steps of a stage");
   // The block starts with 168 registers a thread (64 K / 384); setmaxnreg.inc waits
   // until the producers' decrease has freed what it asks for, so 128 x (168 - 128) must
   // cover 256 x (184 - 168). ptxas holds the compute code to 168 anyway; the producers
@@ -124,10 +134,11 @@ struct WgradWgmmaConfig {
   static_assert(kN % 8 == 0 && kN <= 64, "wgmma N");
 };
 
-// Bytes of a stage's B for blocks of `channels` input channels (WgradWgmmaConfig's
-// kBRegionBytes, for the host): float32 hi and lo, or the half values once.
-inline int wgrad_b_bytes(int channels, int element_bytes) {
-  return (element_bytes == 4 ? 2 : 1) * kWgradTilePositions * channels * element_bytes;
+// Bytes of a stage's B for blocks of `channels` input channels and stages of
+// `positions` (WgradWgmmaConfig's kBRegionBytes, for the host): float32 hi and lo, or
+// the half values once.
+inline int wgrad_b_bytes(int channels, int positions, int element_bytes) {
+  return (element_bytes == 4 ? 2 : 1) * positions * channels * element_bytes;
 }
 
 __device__ __forceinline__ void fence_proxy_async_shared() {
@@ -147,7 +158,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ops = typename Cfg::Ops;
   using Element = typename Cfg::Element;
-  constexpr int kN = Cfg::kN, kMTiles = Cfg::kMTiles;
+  constexpr int kN = Cfg::kN, kMTiles = Cfg::kMTiles, kPositions = Cfg::kPositions;
   constexpr int kElementBytes = sizeof(Element);
   using Mma = typename Ops::template Mma<kN>;
   constexpr int kAccumulators = Mma::kAccumulators;
@@ -216,7 +227,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     using Piece = typename Ops::Piece;
     using BValues = Piece[Cfg::kBPiecesPerThread];
     auto load_b = [&](const WgradTile& tile, BValues& values) {
-      const int width0 = tile.width_tile * kWgradTilePositions;
+      const int width0 = tile.width_tile * kPositions;
       const int64_t line = static_cast<int64_t>(tile.sample) * p.input_sample_stride +
                            (static_cast<int64_t>(tile.d) * p.height + tile.h) * p.width + width0;
 #pragma unroll
@@ -239,8 +250,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int segment_rows = static_cast<int>(p.segment_rows.divisor);
     const int pieces = pairs * segment_rows * static_cast<int>(p.row_pieces.divisor);
     auto load_segments = [&](int slot, const WgradTile& tile) {
-      const int width0 = tile.width_tile * kWgradTilePositions;
-      const int positions = min(kWgradTilePositions, p.width - width0);
+      const int width0 = tile.width_tile * kPositions;
+      const int positions = min(kPositions, p.width - width0);
       const int rows_needed = (positions - 1) * p.stride_w + (taps_w - 1) * p.dilation_w + 1;
       const Element* tile_source =
           staged_output + tile.sample * p.output_batch_stride + p.tap_origin +
@@ -264,8 +275,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (a width tail's positions meet zero input, but stale rows could hold NaN or Inf).
     // Returns the bytes the copies bring.
     auto copy_segments = [&](int slot, const WgradTile& tile, uint32_t full) -> uint32_t {
-      const int width0 = tile.width_tile * kWgradTilePositions;
-      const int positions = min(kWgradTilePositions, p.width - width0);
+      const int width0 = tile.width_tile * kPositions;
+      const int positions = min(kPositions, p.width - width0);
       const int rows_needed = (positions - 1) * p.stride_w + (taps_w - 1) * p.dilation_w + 1;
       const Element* tile_source =
           staged_output + tile.sample * p.output_batch_stride + p.tap_origin +
@@ -384,11 +395,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       k_step(slot, s, fragments[s & 1]);
       wgmma_wait<1>();  // k-step s - 1 is done with its fragments (and slot)
       Ops::hold(fragments[(s + 1) & 1]);
-      if (s == 0 && it > 0 && (!Ops::kChainFlushes || it % Ops::kFlushStages != 0)) {
+      if (s == 0 && it > 0 && (!Ops::kChainFlushes || it % Cfg::kFlushStages != 0)) {
         mbarrier_arrive(empty0 + 8 * previous_slot);
       }
     }
-    if (Ops::kChainFlushes && (it + 1) % Ops::kFlushStages == 0) {
+    if (Ops::kChainFlushes && (it + 1) % Cfg::kFlushStages == 0) {
       wgmma_wait<0>();
       fence_accumulators(acc);
       Ops::hold(fragments[0]);

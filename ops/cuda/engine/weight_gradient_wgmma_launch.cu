@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <type_traits>
 
@@ -23,11 +24,11 @@ namespace {
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxGrid = 65535;
 // Splits: about kWaves blocks per multiprocessor (one fits at a time), each at least
-// kMinStages stages of 32 positions and aiming at no more than kMaxStages (32 K
-// positions, as the mma.sync weight gradient's bound on a running sum).
+// kMinPositions positions (16 stages of 32) and aiming at no more than kMaxPositions
+// (32 K, as the mma.sync weight gradient's bound on a running sum).
 constexpr int kWaves = 4;
-constexpr int64_t kMinStages = 16;
-constexpr int64_t kMaxStages = 1024;
+constexpr int64_t kMinPositions = 16 * kWgradTilePositions;
+constexpr int64_t kMaxPositions = 1024 * kWgradTilePositions;
 constexpr int64_t kSharedBudgetBytes = 200 * 1024;
 constexpr int kMinSlots = 3;
 
@@ -44,6 +45,19 @@ int block_channels_for(int64_t cin) {
 constexpr int m_tiles_for(int channels, bool half) {
   if (half) return channels <= 32 ? 6 : channels <= 48 ? 4 : 3;
   return channels <= 32 ? 3 : 2;
+}
+
+// Positions of a stage: float32 takes 16 where 32-position tiles would leave a line's
+// last tile half empty (widths of 16 or 48: N-32-16-k3-s1's and N-48-24-k3-s1's stages
+// are a quarter zeros, the 16-wide layers' half; KERNEL_LOG wp1). CT3D_WGRAD_POSITIONS=
+// 16 or 32 forces one (float32).
+int stage_positions_for(int64_t width, int element_bytes) {
+  if (element_bytes != 4) return kWgradTilePositions;
+  const char* chosen = std::getenv("CT3D_WGRAD_POSITIONS");
+  const int forced = chosen == nullptr ? 0 : std::atoi(chosen);
+  if (forced == kWgradTilePositions || forced == kWgradShortTilePositions) return forced;
+  const int64_t short_tiles = (width + kWgradShortTilePositions - 1) / kWgradShortTilePositions;
+  return short_tiles % 2 == 1 ? kWgradShortTilePositions : kWgradTilePositions;
 }
 
 // Row stride of a float32 segment: lanes t = 0..3 of a k-step read positions t apart
@@ -73,13 +87,13 @@ int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
 // every block re-copies the segments (g1: 0.53-0.85x at 128-256 channels).
 bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
   if (p.channel_blocks == 1) return true;
-  const bool filled = 4 * p.width >= 3 * kWgradTilePositions * p.width_tiles;
+  const bool filled = 4 * p.width >= 3 * p.positions * p.width_tiles;
   return !half && p.bulk_segments && p.channel_blocks == 2 && filled;
 }
 
 struct WgmmaWgradLaunch {
   WgradWgmmaProblem p{};
-  int channels = 0, m_tiles = 0;
+  int channels = 0, m_tiles = 0;  // (the stage's positions: p.positions)
   int max_pairs = 0;
   bool fits = false;
 };
@@ -96,7 +110,8 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   p.depth = static_cast<int>(g.dim[0].input);
   p.height = static_cast<int>(g.dim[1].input);
   p.width = static_cast<int>(g.dim[2].input);
-  p.width_tiles = (p.width + kWgradTilePositions - 1) / kWgradTilePositions;
+  p.positions = stage_positions_for(p.width, element_bytes);
+  p.width_tiles = (p.width + p.positions - 1) / p.positions;
   p.input_channel_stride = g.input_positions();
   p.input_sample_stride = g.in_channels * g.input_positions();
   p.input_group_channels = static_cast<int>(plan.cin);
@@ -120,10 +135,10 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   p.kernel_w = static_cast<int>(g.dim[2].kernel);
   p.stride_w = static_cast<int>(g.dim[2].stride);
   p.dilation_w = static_cast<int>(g.dim[2].dilation);
-  // The compute threads read all 32 positions of a tile (those past the width meet
-  // zero input), so a segment holds the rows of 32 positions, zero past the width.
+  // The compute threads read all positions of a tile (those past the width meet zero
+  // input), so a segment holds the rows of a whole tile, zero past the width.
   const int64_t segment_rows =
-      (kWgradTilePositions - 1) * g.dim[2].stride + (g.dim[2].kernel - 1) * g.dim[2].dilation + 1;
+      (p.positions - 1) * g.dim[2].stride + (g.dim[2].kernel - 1) * g.dim[2].dilation + 1;
   p.output_channels = static_cast<int>(plan.cout);
   const int64_t total_rows = g.taps() * plan.cout;
   p.rows_per_block = 2 * 64 * launch.m_tiles;
@@ -146,7 +161,7 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
     launch.max_pairs = static_cast<int>(std::max<int64_t>(launch.max_pairs, pairs));
   }
   // Slots 128-byte aligned.
-  const int64_t stage_bytes = (wgrad_b_bytes(launch.channels, element_bytes) +
+  const int64_t stage_bytes = (wgrad_b_bytes(launch.channels, p.positions, element_bytes) +
                                int64_t{launch.max_pairs} * p.pair_elements * element_bytes + 127) /
                               128 * 128;
   const int64_t slots = std::min<int64_t>(kWgradMaxSlots, kSharedBudgetBytes / stage_bytes);
@@ -157,11 +172,11 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   return launch;
 }
 
-template <int kN, int kMTiles, class Ops>
+template <int kN, int kMTiles, class Ops, int kPositions>
 void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
                    const at::Tensor& input, const at::Tensor& grad_output, at::Tensor& grad_weight,
                    cudaStream_t stream, at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
-  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops>;
+  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions>;
   using Element = typename Cfg::Element;
   const ConvGeometry& g = plan.geometry;
   const WgradWgmmaProblem& p = launch.p;
@@ -174,13 +189,14 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
   const int64_t multiprocessors = multiprocessor_count();
   WgradSplit split = choose_wgrad_split(chunk * stages_per_sample, blocks_per_split,
                                         multiprocessors * kWaves, split_floats, chunks,
-                                        kMinStages, kMaxStages);
+                                        kMinPositions / kPositions, kMaxPositions / kPositions);
   // Whole waves (one block fits a multiprocessor); CT3D_WGRAD_WAVES=0 turns it off.
   // float32 only: g6 was measured there, the half forms keep their measured counts.
   if (!Ops::kHalf && mainloop_switch("CT3D_WGRAD_WAVES") != MainloopSwitch::kNever) {
     split = fit_wgrad_split_to_waves(
         split, chunk * stages_per_sample, blocks_per_split, multiprocessors,
-        std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)), kMinStages);
+        std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)),
+        kMinPositions / kPositions);
   }
   const int64_t chunk_floats = split.splits * split_floats;
   at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options().dtype(at::kFloat));
@@ -222,7 +238,8 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
   sum_wgrad_splits(sum, workspace, grad_weight, stream);
 }
 
-// The configuration for the block's input channels (block_channels_for, m_tiles_for).
+// The configuration for the block's input channels (block_channels_for, m_tiles_for)
+// and the stage's positions (stage_positions_for: 16 only for float32).
 template <class Ops>
 void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
                          const at::Tensor& input, const at::Tensor& grad_output,
@@ -231,9 +248,17 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
   // Launches the configuration of `channels` input channels.
   const auto run = [&](auto channels) {
     constexpr int kN = decltype(channels)::value;
-    launch_config<kN, m_tiles_for(kN, Ops::kHalf), Ops>(plan, launch, input, grad_output,
-                                                          grad_weight, stream, grad_bias,
-                                                          after_chunk);
+    constexpr int kMTiles = m_tiles_for(kN, Ops::kHalf);
+    if constexpr (!Ops::kHalf) {
+      if (launch.p.positions == kWgradShortTilePositions) {
+        launch_config<kN, kMTiles, Ops, kWgradShortTilePositions>(
+            plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+        return;
+      }
+    }
+    launch_config<kN, kMTiles, Ops, kWgradTilePositions>(plan, launch, input, grad_output,
+                                                         grad_weight, stream, grad_bias,
+                                                         after_chunk);
   };
   switch (launch.channels) {
     case 16:
