@@ -49,4 +49,8 @@ PROBE_LAYERS = [
     # Widths not a multiple of 16 (KERNEL_LOG sl4: the warp-staged stores there).
     _wide(304, "P-32-32-k3-s2-24", 8, 32, 32, 24, 3, stride=2, padding=1),
     _wide(305, "P-64-64-k4-s2-20", 8, 64, 64, 20, 4, stride=2, padding=1),
+    # Four blocks of 64 input channels in the wgmma weight gradient on 32-wide lines
+    # (KERNEL_LOG wp1: measured only on 16-wide ones before it took them).
+    _wide(306, "P-256-64-k3-s1-32", 4, 256, 64, 32, 3, padding=1),
+    _wide(307, "P-256-128-k3-s2-32", 2, 256, 128, 32, 3, stride=2, padding=1, output_padding=1),
 ]

@@ -5,7 +5,8 @@ and height taps, folded groups, blocks of input channels, several chunks of samp
 Both mainloops (CT3D_WGRAD_WGMMA=1 and =0) must meet the bar, and the wgmma one with
 grad_output's segments copied in cp.async pieces (mode "p": CT3D_WGRAD_BULK=0) as well
 as whole (its default for one group), with stages of 16 and of 32 positions
-(CT3D_WGRAD_POSITIONS). Skipped without CUDA."""
+(CT3D_WGRAD_POSITIONS) and with 2 or 3 m-tiles a warpgroup (CT3D_WGRAD_FEWER_MTILES).
+Skipped without CUDA."""
 
 import random
 
@@ -66,10 +67,19 @@ def test_weight_gradient_cases(params, mode, monkeypatch):
 @pytest.mark.parametrize("mode", ["1", "p"])
 @pytest.mark.parametrize("params", CASES)
 def test_weight_gradient_stage_positions(params, mode, positions, monkeypatch):
-    """float32 stages of 16 positions (the default where a line's last 32-position tile
-    would be half empty) and of 32, each forced on every case."""
+    """float32 stages of 16 positions (the default where a line is at most 16 wide) and
+    of 32, each forced on every case."""
     monkeypatch.setenv("CT3D_WGRAD_POSITIONS", positions)
     check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
+
+
+@pytest.mark.parametrize("fewer", ["0", "1"])
+@pytest.mark.parametrize("params", [c for c in CASES if c[1] // c[8] <= 32])
+def test_weight_gradient_m_tiles(params, fewer, monkeypatch):
+    """Blocks of at most 32 input channels with 3 m-tiles a warpgroup, and with 2 where
+    that needs no more row blocks (the default; CT3D_WGRAD_FEWER_MTILES)."""
+    monkeypatch.setenv("CT3D_WGRAD_FEWER_MTILES", fewer)
+    check_weight_gradient(edge_case(params, bias=False), "1", monkeypatch)
 
 
 @pytest.mark.parametrize("index", range(40))

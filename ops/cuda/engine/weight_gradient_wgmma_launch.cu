@@ -47,17 +47,30 @@ constexpr int m_tiles_for(int channels, bool half) {
   return channels <= 32 ? 3 : 2;
 }
 
-// Positions of a stage: float32 takes 16 where 32-position tiles would leave a line's
-// last tile half empty (widths of 16 or 48: N-32-16-k3-s1's and N-48-24-k3-s1's stages
-// are a quarter zeros, the 16-wide layers' half; KERNEL_LOG wp1). CT3D_WGRAD_POSITIONS=
-// 16 or 32 forces one (float32).
+// Positions of a stage: float32 takes 16 where a line is at most 16 wide, so that its
+// one tile is not half zeros (the 16-wide layers: 1.4-1.5x; KERNEL_LOG wp1). A stage of
+// 16 costs nearly what one of 32 does (forced on 64-wide lines: 1.2-1.6x slower), so a
+// width of 48 keeps 32 (N-32-16-k3-s1 1.03x, N-48-24 1.00x, L1-72 0.77x with 16).
+// CT3D_WGRAD_POSITIONS=16 or 32 forces one (float32).
 int stage_positions_for(int64_t width, int element_bytes) {
   if (element_bytes != 4) return kWgradTilePositions;
   const char* chosen = std::getenv("CT3D_WGRAD_POSITIONS");
   const int forced = chosen == nullptr ? 0 : std::atoi(chosen);
   if (forced == kWgradTilePositions || forced == kWgradShortTilePositions) return forced;
-  const int64_t short_tiles = (width + kWgradShortTilePositions - 1) / kWgradShortTilePositions;
-  return short_tiles % 2 == 1 ? kWgradShortTilePositions : kWgradTilePositions;
+  return width <= kWgradShortTilePositions ? kWgradShortTilePositions : kWgradTilePositions;
+}
+
+// float32 blocks of 3 m-tiles a warpgroup take 2 where that needs no more row blocks
+// (N-32-16-k3-s1: 432 rows, two blocks of 384 or of 256), leaving out m-tiles of rows
+// past the end (KERNEL_LOG ws1: 6 % there). Only with stages of 32 positions (no
+// instance of 16 with 2). CT3D_WGRAD_FEWER_MTILES=0 turns it off.
+int m_tiles_for_rows(int m_tiles, int64_t rows, int positions, int element_bytes) {
+  if (element_bytes != 4 || m_tiles != 3 || positions != kWgradTilePositions ||
+      mainloop_switch("CT3D_WGRAD_FEWER_MTILES") == MainloopSwitch::kNever) {
+    return m_tiles;
+  }
+  const auto blocks = [&](int m) { return (rows + 128 * m - 1) / (128 * m); };
+  return blocks(2) == blocks(3) ? 2 : 3;
 }
 
 // Row stride of a float32 segment: lanes t = 0..3 of a k-step read positions t apart
@@ -80,15 +93,16 @@ int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
   return segment_pitch(round_up(channels, 4), stride);
 }
 
-// Where the wgmma form measured faster than mma.sync (docs/KERNEL_LOG.md, g1, g5): the
-// folded group's input channels in one block (up to 64); in float32 with bulk segments
-// also two blocks where the width fills at least 3/4 of its 32-position tiles (128
-// channels 1.12-1.89x; a width of 16 0.73x, four blocks 0.70x). With cp.async pieces
+// Where the wgmma form measured faster than mma.sync (docs/KERNEL_LOG.md, g1, g5, wp1):
+// the folded group's input channels in one block (up to 64); in float32 with bulk
+// segments also two to four blocks where the width fills at least 3/4 of its tiles
+// (128 channels 1.12-1.89x; 16-wide layers of 128 and 256 channels on 16-position
+// stages 1.41-1.75x, on half-empty 32-position ones 0.70-0.73x). With cp.async pieces
 // every block re-copies the segments (g1: 0.53-0.85x at 128-256 channels).
 bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
   if (p.channel_blocks == 1) return true;
   const bool filled = 4 * p.width >= 3 * p.positions * p.width_tiles;
-  return !half && p.bulk_segments && p.channel_blocks == 2 && filled;
+  return !half && p.bulk_segments && p.channel_blocks <= 4 && filled;
 }
 
 struct WgmmaWgradLaunch {
@@ -106,11 +120,13 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   WgmmaWgradLaunch launch;
   WgradWgmmaProblem& p = launch.p;
   launch.channels = block_channels_for(plan.cin);
-  launch.m_tiles = m_tiles_for(launch.channels, element_bytes == 2);
   p.depth = static_cast<int>(g.dim[0].input);
   p.height = static_cast<int>(g.dim[1].input);
   p.width = static_cast<int>(g.dim[2].input);
   p.positions = stage_positions_for(p.width, element_bytes);
+  const int64_t total_rows = g.taps() * plan.cout;
+  launch.m_tiles = m_tiles_for_rows(m_tiles_for(launch.channels, element_bytes == 2), total_rows,
+                                    p.positions, element_bytes);
   p.width_tiles = (p.width + p.positions - 1) / p.positions;
   p.input_channel_stride = g.input_positions();
   p.input_sample_stride = g.in_channels * g.input_positions();
@@ -140,7 +156,6 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   const int64_t segment_rows =
       (p.positions - 1) * g.dim[2].stride + (g.dim[2].kernel - 1) * g.dim[2].dilation + 1;
   p.output_channels = static_cast<int>(plan.cout);
-  const int64_t total_rows = g.taps() * plan.cout;
   p.rows_per_block = 2 * 64 * launch.m_tiles;
   p.row_blocks = static_cast<int>((total_rows + p.rows_per_block - 1) / p.rows_per_block);
   p.channel_blocks = static_cast<int>((plan.cin + launch.channels - 1) / launch.channels);
@@ -238,8 +253,9 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
   sum_wgrad_splits(sum, workspace, grad_weight, stream);
 }
 
-// The configuration for the block's input channels (block_channels_for, m_tiles_for)
-// and the stage's positions (stage_positions_for: 16 only for float32).
+// The configuration for the block's input channels (block_channels_for), m-tiles
+// (m_tiles_for, m_tiles_for_rows) and stage positions (stage_positions_for: 16 only for
+// float32).
 template <class Ops>
 void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
                          const at::Tensor& input, const at::Tensor& grad_output,
@@ -254,6 +270,14 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
         launch_config<kN, kMTiles, Ops, kWgradShortTilePositions>(
             plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
         return;
+      }
+      if constexpr (kMTiles == 3) {
+        if (launch.m_tiles == 2) {  // m_tiles_for_rows
+          launch_config<kN, 2, Ops, kWgradTilePositions>(plan, launch, input, grad_output,
+                                                         grad_weight, stream, grad_bias,
+                                                         after_chunk);
+          return;
+        }
       }
     }
     launch_config<kN, kMTiles, Ops, kWgradTilePositions>(plan, launch, input, grad_output,
