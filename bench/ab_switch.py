@@ -9,7 +9,9 @@ ct3d reads its switches on every call, so the settings share the inputs and the 
 
 With "errors" last, it also prints each setting's forward error against float64 (for a
 switch that changes the arithmetic, such as a chain flush interval: KERNEL_LOG tc12).
-With "ops=wgrad" (or "ops=fwd,dgrad") after rounds and reps, it times only those ops.
+With "ops=wgrad" (or "ops=fwd,dgrad") after rounds and reps, it times only those ops;
+"grads" (all three gradients in one backward call, as a training step asks for them)
+is timed only when named.
 """
 
 import os
@@ -32,11 +34,12 @@ reps = int(sys.argv[5]) if len(sys.argv) > 5 else 10
 with_errors = sys.argv[-1] == "errors"
 chosen_ops = next((a[4:].split(",") for a in sys.argv if a.startswith("ops=")),
                   ["fwd", "dgrad", "wgrad"])
+OP_COUNT = 4  # fwd, dgrad, wgrad, grads: ct3d's, then cuDNN's in the same order
 
 
 def operations(problem):
-    """(label, fn, inputs) for ct3d's forward and gradients, cuDNN's (default flags) in
-    the same order, then float64's forward."""
+    """(label, fn, inputs) for ct3d's forward, gradients and all gradients in one call,
+    cuDNN's (default flags) in the same order, then float64's forward."""
     torch.manual_seed(0)
     conv = nn.ConvTranspose3d(**problem.conv).cuda().to(dtype)
     c = problem.conv
@@ -58,6 +61,9 @@ def operations(problem):
             g, w, size, stride, padding, groups, dilation), grads),
         ("wgrad", lambda g: torch.ops.ct3d.conv_transpose3d_weight_backward(
             inputs[0], g, list(w.shape[2:]), stride, padding, groups, dilation), grads),
+        ("grads", lambda g: torch.ops.ct3d.conv_transpose3d_backward(
+            g, inputs[0], w, stride, padding, groups, dilation, [True, True, b is not None]),
+         grads),
         ("cudnn fwd", lambda x: conv(x), inputs),
         ("cudnn dgrad", lambda g: torch.ops.aten.convolution_backward(
             g, inputs[0], w, None, stride, padding, dilation, True,
@@ -65,6 +71,10 @@ def operations(problem):
         ("cudnn wgrad", lambda g: torch.ops.aten.convolution_backward(
             g, inputs[0], w, None, stride, padding, dilation, True,
             _triple(c.get("output_padding", 0)), groups, [False, True, False])[1], grads),
+        ("cudnn grads", lambda g: torch.ops.aten.convolution_backward(
+            g, inputs[0], w, None if b is None else [b.shape[0]], stride, padding, dilation,
+            True, _triple(c.get("output_padding", 0)), groups, [True, True, b is not None]),
+         grads),
         ("float64", lambda x: torch.nn.functional.conv_transpose3d(
             x.double(), w.double(), None if b is None else b.double(), stride, padding,
             _triple(c.get("output_padding", 0)), groups, dilation), inputs),
@@ -77,10 +87,10 @@ with torch.no_grad():
     for number in numbers:
         problem = ALL_PROBLEMS[number]
         ops = operations(problem)
-        for index, (label, fn, inputs) in enumerate(ops[:3]):
+        for index, (label, fn, inputs) in enumerate(ops[:OP_COUNT]):
             if label not in chosen_ops:
                 continue
-            cudnn_ms, _ = median_ms(ops[3 + index][1], ops[3 + index][2], 2, reps)
+            cudnn_ms, _ = median_ms(ops[OP_COUNT + index][1], ops[OP_COUNT + index][2], 2, reps)
             times = {v: [] for v in values}
             for _ in range(rounds):
                 for v in values:
@@ -90,7 +100,7 @@ with torch.no_grad():
             row = " ".join(f"{statistics.median(times[v]):16.3f}" for v in values)
             print(f"{problem.label:18} {label:9} {row} {cudnn_ms:9.3f}", flush=True)
             if with_errors and label == "fwd":
-                reference = ops[6][1](inputs[0])
+                reference = ops[2 * OP_COUNT][1](inputs[0])
                 errors = []
                 for v in values:
                     os.environ[switch] = v

@@ -14,6 +14,7 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/tap_rows.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/gradients_cuda.h"
@@ -52,8 +53,11 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   if (output_mask[0]) {
     cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
     problem.operands_exact_in_tf32 = operands_exact_in_tf32;
-    const bool same_staging = cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
-                              cuda::gather_staged_layout(problem) == plan.output;
+    // CT3D_SHARED_STAGING=0 never shares the copy (each gradient stages its own).
+    const bool same_staging =
+        cuda::mainloop_switch("CT3D_SHARED_STAGING") != cuda::MainloopSwitch::kNever &&
+        cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
+        cuda::gather_staged_layout(problem) == plan.output;
     // Only there is the tap-columns form asked; its plan reads only the output's
     // strides, which a meta tensor gives without memory.
     if (same_staging &&
