@@ -152,6 +152,30 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
                 assert relative_error(ours, ref) <= FLOAT32_BAR, (name, mask, relative_error(ours, ref))
 
 
+@pytest.mark.parametrize("sharing", ["0", "1", ""])
+@pytest.mark.parametrize("cin,cout,stride", [(64, 32, 2), (128, 16, 1), (32, 24, 2)])
+def test_all_gradients_with_and_without_a_shared_copy(cin, cout, stride, sharing, monkeypatch):
+    """grad_output staged once for both gradients (CT3D_SHARED_STAGING=1), by each for
+    itself (=0), and by the rule (unset: not shared at 64 input channels and more, where
+    the wgmma weight gradient reads its own copy at its segments' pitch; KERNEL_LOG wp2).
+    Widths a multiple of 4, so that the wgmma weight gradient takes them on sm_90a."""
+    monkeypatch.setenv("CT3D_SHARED_STAGING", sharing)
+    torch.manual_seed(cin + cout + stride)
+    x = torch.rand(2, cin, 3, 5, 8, device="cuda")
+    w = torch.randn(cin, cout, 3, 3, 3, device="cuda")
+    args = ([stride] * 3, [1, 1, 1], 1, [1, 1, 1])
+    out = torch.ops.ct3d.conv_transpose3d(x, w, None, [stride] * 3, [1, 1, 1], [0, 0, 0], 1,
+                                          [1, 1, 1])
+    grad_output = torch.randn_like(out)
+    reference = torch.ops.aten.convolution_backward(
+        grad_output.double(), x.double(), w.double(), [cout], [stride] * 3, [1, 1, 1], [1, 1, 1],
+        True, [0, 0, 0], 1, [True, True, True])
+    poison_allocator(64 << 20)
+    got = torch.ops.ct3d.conv_transpose3d_backward(grad_output, x, w, *args, [True] * 3)
+    for name, ours, ref in zip(("input", "weight", "bias"), got, reference):
+        assert relative_error(ours, ref) <= FLOAT32_BAR, (name, relative_error(ours, ref))
+
+
 # The float32 staging tile sizes (KERNEL_LOG s9: 256 x 32 where the padded channels
 # are whole 32-channel tiles or one, else 128 x 64; 64 x 64 and 128 x 64 forced):
 # staged copies whose tiles end mid-line and mid-channel-tile (24 channels; 66 and the

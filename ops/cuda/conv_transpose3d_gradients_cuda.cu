@@ -3,7 +3,8 @@
 // gradient's staging pass also sums dL/db, and when the input gradient's GEMM reads
 // grad_output in the same staged layout it runs on that copy, chunk by chunk, unless
 // the tap-columns form takes it (with its own staging it measured 1.33x the GEMM on
-// the shared copy: L1-68, KERNEL_LOG tc3). The rest (float64, other layouts) runs
+// the shared copy: L1-68, KERNEL_LOG tc3) or the weight gradient loses more by
+// sharing it than the copy saves (sharing_staged_output_pays). The rest (float64, other layouts) runs
 // each gradient's own path; float16 and bfloat16 run as float32 on widened operands,
 // but for the input and weight gradients on the engine's half forms where they apply.
 #include <ATen/ops/empty.h>
@@ -53,9 +54,12 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   if (output_mask[0]) {
     cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
     problem.operands_exact_in_tf32 = operands_exact_in_tf32;
-    // CT3D_SHARED_STAGING=0 never shares the copy (each gradient stages its own).
+    // CT3D_SHARED_STAGING=0 never shares the copy (each gradient stages its own), 1
+    // wherever the layouts match, unset where it pays.
+    const cuda::MainloopSwitch sharing = cuda::mainloop_switch("CT3D_SHARED_STAGING");
     const bool same_staging =
-        cuda::mainloop_switch("CT3D_SHARED_STAGING") != cuda::MainloopSwitch::kNever &&
+        (sharing == cuda::MainloopSwitch::kAlways ||
+         (sharing == cuda::MainloopSwitch::kWherePays && cuda::sharing_staged_output_pays(plan))) &&
         cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
         cuda::gather_staged_layout(problem) == plan.output;
     // Only there is the tap-columns form asked; its plan reads only the output's

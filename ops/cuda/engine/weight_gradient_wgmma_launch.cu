@@ -305,6 +305,15 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
 
 }  // namespace
 
+bool sharing_staged_output_pays(const WeightGradientPlan& plan) {
+  // Groups are never staged at the pitch; elsewhere (mma.sync) it was not measured.
+  if (!wgmma_enabled() || plan.groups > 1) return true;
+  // Measured in one process, the all-gradients call with the copy shared against each
+  // its own: 4-10 % faster shared at 32-48 input channels (L1-73, L1-77, N-32-16-k3-s2),
+  // 7-48 % slower at 64 and more (N-64-*, the wide layers).
+  return block_channels_for(plan.cin) < 64;
+}
+
 bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                                   const at::Tensor& grad_output, at::Tensor& grad_weight,
                                   cudaStream_t stream, at::Tensor& grad_bias,
