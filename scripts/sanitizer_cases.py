@@ -10,8 +10,9 @@ passes; both backward ops. On sm_90a also the tap-columns form (the 13-channel c
 48 rows with padding rows, its input gradient 96; the (3, 5, 5) case's input gradient
 160), its window read by TMA from the source (the two cases after it) and from staged
 planes (the others); and the strided-lines form (the last three: the warp-staged stores,
-flushed chains, the lanes' stores); the wgmma weight gradient with a mostly empty
-last row block and a width tail (the last).
+flushed chains, the lanes' stores); the wgmma weight gradient with 2 m-tiles a
+warpgroup, a last row block and a width tail (the last), with 16-position stages (the
+16-wide cases: 48 channels, and 144 in three channel blocks on its own staged copy).
 """
 
 
@@ -43,8 +44,8 @@ CASES = [
     (1, 32, 32, 1, (2, 3, 32), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
     (1, 144, 16, 1, (2, 3, 16), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), torch.float32),
     (1, 16, 12, 1, (2, 3, 20), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
-    # The wgmma weight gradient: 432 rows (a last block of 48) and a width tail of 12
-    # positions (KERNEL_LOG ws1).
+    # The wgmma weight gradient: 432 rows (2 blocks of 2 m-tiles a warpgroup, wp1) and a
+    # width tail of 12 positions (KERNEL_LOG ws1).
     (2, 32, 16, 1, (3, 4, 44), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
 ]
 
