@@ -156,8 +156,9 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
 @pytest.mark.parametrize("cin,cout,stride", [(64, 32, 2), (128, 16, 1), (32, 24, 2)])
 def test_all_gradients_with_and_without_a_shared_copy(cin, cout, stride, sharing, monkeypatch):
     """grad_output staged once for both gradients (CT3D_SHARED_STAGING=1), by each for
-    itself (=0), and by the rule (unset: not shared at 64 input channels and more, where
-    the wgmma weight gradient reads its own copy at its segments' pitch; KERNEL_LOG wp2).
+    itself (=0), and by the rule (unset: shared only on strided layers below 64 input
+    channels; elsewhere the wgmma weight gradient reads its own copy at its segments'
+    pitch; KERNEL_LOG wp2).
     Widths a multiple of 4, so that the wgmma weight gradient takes them on sm_90a."""
     monkeypatch.setenv("CT3D_SHARED_STAGING", sharing)
     torch.manual_seed(cin + cout + stride)

@@ -309,9 +309,12 @@ bool sharing_staged_output_pays(const WeightGradientPlan& plan) {
   // Groups are never staged at the pitch; elsewhere (mma.sync) it was not measured.
   if (!wgmma_enabled() || plan.groups > 1) return true;
   // Measured in one process, the all-gradients call with the copy shared against each
-  // its own: 4-10 % faster shared at 32-48 input channels (L1-73, L1-77, N-32-16-k3-s2),
-  // 7-48 % slower at 64 and more (N-64-*, the wide layers).
-  return block_channels_for(plan.cin) < 64;
+  // its own: 4-10 % faster shared on strided layers of 32-48 input channels (L1-73,
+  // L1-77, N-32-16-k3-s2); on stride-1 layers of 16-48 channels level or slower (L1-58
+  // 5 %); 7-48 % slower at 64 and more (N-64-*, the wide layers).
+  const ConvGeometry& g = plan.geometry;
+  const bool strided = g.dim[0].stride > 1 || g.dim[1].stride > 1 || g.dim[2].stride > 1;
+  return strided && block_channels_for(plan.cin) < 64;
 }
 
 bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
