@@ -51,12 +51,15 @@ constexpr int m_tiles_for(int channels, bool half) {
 // one tile is not half zeros (the 16-wide layers: 1.4-1.5x; KERNEL_LOG wp1). A stage of
 // 16 costs nearly what one of 32 does (forced on 64-wide lines: 1.2-1.6x slower), so a
 // width of 48 keeps 32 (N-32-16-k3-s1 1.03x, N-48-24 1.00x, L1-72 0.77x with 16).
-// CT3D_WGRAD_POSITIONS=16 or 32 forces one (float32).
-int stage_positions_for(int64_t width, int element_bytes) {
-  if (element_bytes != 4) return kWgradTilePositions;
+// CT3D_WGRAD_POSITIONS=16 or 32 forces one (float32): forced_stage_positions, else 0.
+int forced_stage_positions() {
   const char* chosen = std::getenv("CT3D_WGRAD_POSITIONS");
   const int forced = chosen == nullptr ? 0 : std::atoi(chosen);
-  if (forced == kWgradTilePositions || forced == kWgradShortTilePositions) return forced;
+  return forced == kWgradTilePositions || forced == kWgradShortTilePositions ? forced : 0;
+}
+int stage_positions_for(int64_t width, int element_bytes) {
+  if (element_bytes != 4) return kWgradTilePositions;
+  if (const int forced = forced_stage_positions()) return forced;
   return width <= kWgradShortTilePositions ? kWgradShortTilePositions : kWgradTilePositions;
 }
 
@@ -114,8 +117,9 @@ struct WgmmaWgradLaunch {
 
 // element_bytes: 4 (float32) or 2 (float16, bfloat16). staged_at_pitch: the plan stages
 // grad_output's rows at the segments' pitch, so a pair's segment is one bulk copy.
+// positions: of a stage (kWgradTilePositions; float32 also kWgradShortTilePositions).
 WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_bytes,
-                                   bool staged_at_pitch) {
+                                   bool staged_at_pitch, int positions) {
   const ConvGeometry& g = plan.geometry;
   WgmmaWgradLaunch launch;
   WgradWgmmaProblem& p = launch.p;
@@ -123,7 +127,7 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   p.depth = static_cast<int>(g.dim[0].input);
   p.height = static_cast<int>(g.dim[1].input);
   p.width = static_cast<int>(g.dim[2].input);
-  p.positions = stage_positions_for(p.width, element_bytes);
+  p.positions = positions;
   const int64_t total_rows = g.taps() * plan.cout;
   launch.m_tiles = m_tiles_for_rows(m_tiles_for(launch.channels, element_bytes == 2), total_rows,
                                     p.positions, element_bytes);
@@ -343,7 +347,15 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
                       : float32_bulk_staging_pitch(plan.cout, g.dim[2].stride);
     if (bulk_pitch > 0) staged_plan.output.padded_channels_per_group = bulk_pitch;
   }
-  const WgmmaWgradLaunch launch = plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0);
+  const int positions = stage_positions_for(g.dim[2].input, element_bytes);
+  WgmmaWgradLaunch launch = plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0, positions);
+  // Stages of 16 positions hold about half the segment rows: where those of 32 leave
+  // fewer than kMinSlots slots (strided layers of many output channels), 16 may fit.
+  if (!launch.fits && element_bytes == 4 && positions == kWgradTilePositions &&
+      forced_stage_positions() == 0) {
+    launch = plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0,
+                               kWgradShortTilePositions);
+  }
   if (!launch.fits ||
       (choice != MainloopSwitch::kAlways && !wgmma_weight_gradient_pays(launch.p, half))) {
     return false;
