@@ -4,9 +4,10 @@
 // grad_output in the same staged layout it runs on that copy, chunk by chunk, unless
 // the tap-columns form takes it (with its own staging it measured 1.33x the GEMM on
 // the shared copy: L1-68, KERNEL_LOG tc3) or the weight gradient loses more by
-// sharing it than the copy saves (sharing_staged_output_pays). The rest (float64, other layouts) runs
-// each gradient's own path; float16 and bfloat16 run as float32 on widened operands,
-// but for the input and weight gradients on the engine's half forms where they apply.
+// sharing it than the copy saves (sharing_staged_output_pays). The rest (float64,
+// other layouts) runs each gradient's own path; float16 and bfloat16 run as float32
+// on widened operands, but for the input and weight gradients on the engine's half
+// forms where they apply.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>

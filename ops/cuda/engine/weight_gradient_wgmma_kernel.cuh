@@ -4,7 +4,7 @@
 //
 // GEMM view: M = (tap, output channel) rows, N = the block's input channels, K =
 // input positions, 32 per stage (one width tile of one (sample, d, h) line; float32
-// also 16, where 32-position tiles would leave a line's last tile half empty). Every
+// also 16, for lines of at most 16 and segments too large for 3 slots of 32). Every
 // tap's rows read the same input positions, so one stage's B (the input, split into
 // TF32 hi and lo) serves all the block's rows; their A (grad_output) are shifted reads
 // of the grad_output line segments of the block's (depth tap, height tap) pairs,
@@ -39,7 +39,7 @@
 namespace ct3d::cuda {
 
 constexpr int kWgradTilePositions = 32;       // K of one stage
-constexpr int kWgradShortTilePositions = 16;  // float32's short stages (line tails)
+constexpr int kWgradShortTilePositions = 16;  // float32's short stages
 constexpr int kWgradMaxSlots = 8;
 constexpr int kWgradMaxPairs = 64;  // (depth tap, height tap) pairs a block's rows reach
 

@@ -99,8 +99,9 @@ int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
 // Where the wgmma form measured faster than mma.sync (docs/KERNEL_LOG.md, g1, g5, wp1):
 // the folded group's input channels in one block (up to 64); in float32 with bulk
 // segments also two to four blocks where the width fills at least 3/4 of its tiles
-// (128 channels 1.12-1.89x; 16-wide layers of 128 and 256 channels on 16-position
-// stages 1.41-1.75x, on half-empty 32-position ones 0.70-0.73x). With cp.async pieces
+// (128 channels 1.12-1.89x; 256 channels 32 wide 1.90x; 16-wide layers of 128 and 256
+// channels on 16-position stages 1.41-1.75x, on half-empty 32-position ones
+// 0.70-0.73x). With cp.async pieces
 // every block re-copies the segments (g1: 0.53-0.85x at 128-256 channels).
 bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
   if (p.channel_blocks == 1) return true;
@@ -277,16 +278,14 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
       }
       if constexpr (kMTiles == 3) {
         if (launch.m_tiles == 2) {  // m_tiles_for_rows
-          launch_config<kN, 2, Ops, kWgradTilePositions>(plan, launch, input, grad_output,
-                                                         grad_weight, stream, grad_bias,
-                                                         after_chunk);
+          launch_config<kN, 2, Ops, kWgradTilePositions>(
+              plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
           return;
         }
       }
     }
-    launch_config<kN, kMTiles, Ops, kWgradTilePositions>(plan, launch, input, grad_output,
-                                                         grad_weight, stream, grad_bias,
-                                                         after_chunk);
+    launch_config<kN, kMTiles, Ops, kWgradTilePositions>(
+        plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
   };
   switch (launch.channels) {
     case 16:
@@ -348,13 +347,14 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
     if (bulk_pitch > 0) staged_plan.output.padded_channels_per_group = bulk_pitch;
   }
   const int positions = stage_positions_for(g.dim[2].input, element_bytes);
-  WgmmaWgradLaunch launch = plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0, positions);
+  WgmmaWgradLaunch launch =
+      plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0, positions);
   // Stages of 16 positions hold about half the segment rows: where those of 32 leave
   // fewer than kMinSlots slots (strided layers of many output channels), 16 may fit.
   if (!launch.fits && element_bytes == 4 && positions == kWgradTilePositions &&
       forced_stage_positions() == 0) {
-    launch = plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0,
-                               kWgradShortTilePositions);
+    launch =
+        plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0, kWgradShortTilePositions);
   }
   if (!launch.fits ||
       (choice != MainloopSwitch::kAlways && !wgmma_weight_gradient_pays(launch.p, half))) {
