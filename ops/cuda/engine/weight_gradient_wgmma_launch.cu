@@ -101,8 +101,8 @@ int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
 // segments also two to four blocks where the width fills at least 3/4 of its tiles
 // (128 channels 1.12-1.89x; 256 channels 32 wide 1.90x; 16-wide layers of 128 and 256
 // channels on 16-position stages 1.41-1.75x, on half-empty 32-position ones
-// 0.70-0.73x). With cp.async pieces
-// every block re-copies the segments (g1: 0.53-0.85x at 128-256 channels).
+// 0.70-0.73x). With cp.async pieces every block re-copies the segments (g1: 0.53-0.85x
+// at 128-256 channels).
 bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
   if (p.channel_blocks == 1) return true;
   const bool filled = 4 * p.width >= 3 * p.positions * p.width_tiles;
