@@ -14,10 +14,10 @@
 // - The producers copy each pair's segment (the staged grad_output rows the stage's
 //   32 positions reach with any width tap), as one bulk copy where grad_output is
 //   staged at the segments' pitch (bulk_segments) else in cp.async pieces, and load the
-//   stage's input from the unstaged NCDHW tensor (one stage ahead, in registers), split
-//   it and store hi and lo as wgmma's K-major core matrices; both complete on the slot's
-//   `full` barrier (128 arrivals after the stores and a proxy fence, and either 128
-//   cp.async arrivals or the bulk copies' bytes).
+//   stage's input from the unstaged NCDHW tensor (kBStagesAhead stages ahead, in
+//   registers), split it and store hi and lo as wgmma's K-major core matrices; both
+//   complete on the slot's `full` barrier (128 arrivals after the stores and a proxy
+//   fence, and either 128 cp.async arrivals or the bulk copies' bytes).
 // - The compute threads load their A values per k-step (rows g, g + 8; positions t,
 //   t + 4), split them in registers and issue lo*hi, hi*lo, hi*hi per m-tile; the
 //   accumulator chain is added into a float32 total every 128 products (4 stages of
@@ -123,6 +123,11 @@ struct WgradWgmmaConfig {
   static constexpr int kFlushStages = Ops::kChainFlushes ? Ops::kFlushPositions / kPositions : 1;
   // Two fragment sets alternate over the k-steps, in the same order every stage.
   static_assert(kKSteps % 2 == 0, "k-steps of a stage");
+  // Stages whose B the producers have loaded (in registers) ahead of the one they store:
+  // a stage's loads get that many stages' time to arrive. With one, a stage took a
+  // global load's latency whatever its size (KERNEL_LOG wp1: 16 positions cost what 32
+  // did; wb1).
+  static constexpr int kBStagesAhead = 2;
   // The block starts with 168 registers a thread (64 K / 384); setmaxnreg.inc waits
   // until the producers' decrease has freed what it asks for, so 128 x (168 - 128) must
   // cover 256 x (184 - 168). ptxas holds the compute code to 168 anyway; the producers
@@ -299,13 +304,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       return pairs * rows_needed * row_bytes;
     };
+    // Stage s's B in b_values[s % kBuffers]; unrolled loops keep every index constant.
+    constexpr int kAhead = Cfg::kBStagesAhead, kBuffers = kAhead + 1;
     WgradTile tile = wgrad_tile_at(p, first_stage);
     WgradTile next = tile;
-    BValues b_values[2];
-    load_b(next, b_values[0]);
-    next.advance(p);
+    BValues b_values[kBuffers];
+#pragma unroll
+    for (int s = 0; s < kAhead; ++s) {
+      if (s < stages) load_b(next, b_values[s]);
+      next.advance(p);
+    }
     int slot = 0, phase = 0;
-    auto step = [&](int it, BValues& mine, BValues& following) {
+    auto step = [&](int it, BValues& mine, BValues& ahead) {
       mbarrier_wait(empty0 + 8 * slot, phase ^ 1);
       const uint32_t full = full0 + 8 * slot;
       uint32_t segment_bytes = 0;
@@ -315,8 +325,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         load_segments(slot, tile);
         cp_async_arrive(full);
       }
-      if (it + 1 < stages) {
-        load_b(next, following);
+      if (it + kAhead < stages) {  // into the buffer of stage it - 1, stored before
+        load_b(next, ahead);
         next.advance(p);
       }
       store_b(slot, mine);
@@ -333,11 +343,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     };
     int it = 0;
-    for (; it + 1 < stages; it += 2) {
-      step(it, b_values[0], b_values[1]);
-      step(it + 1, b_values[1], b_values[0]);
+    for (; it + kBuffers <= stages; it += kBuffers) {
+#pragma unroll
+      for (int j = 0; j < kBuffers; ++j) {
+        step(it + j, b_values[j], b_values[(j + kAhead) % kBuffers]);
+      }
     }
-    if (it < stages) step(it, b_values[0], b_values[1]);
+#pragma unroll
+    for (int j = 0; j < kBuffers - 1; ++j) {
+      if (it + j < stages) step(it + j, b_values[j], b_values[(j + kAhead) % kBuffers]);
+    }
     return;
   }
 
