@@ -10,7 +10,7 @@ import fileinput
 import re
 import statistics
 
-ROW = re.compile(r"^\[(base|tree) \d+\]\s+(\S+)\s+(fwd|dgrad)\s+([\d.]+)")
+ROW = re.compile(r"^\[(base|tree) \d+\]\s+(\S+)\s+(fwd|dgrad|wgrad|grads)\s+([\d.]+)")
 
 
 def summarize(lines):
