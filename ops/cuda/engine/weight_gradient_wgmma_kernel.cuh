@@ -124,14 +124,14 @@ struct WgradWgmmaConfig {
   // Two fragment sets alternate over the k-steps, in the same order every stage.
   static_assert(kKSteps % 2 == 0, "k-steps of a stage");
   // Stages whose B the producers have loaded (in registers) ahead of the one they store:
-  // a stage's loads get that many stages' time to arrive. With one, a stage took a
-  // global load's latency whatever its size (KERNEL_LOG wp1: 16 positions cost what 32
-  // did; wb1).
+  // a stage's loads get that many stages' time to arrive. Two rather than one gained 3-9 %
+  // where lines are short (a 48-wide line is two stages) and left L1-68 level (KERNEL_LOG
+  // wb1).
   static constexpr int kBStagesAhead = 2;
   // The block starts with 168 registers a thread (64 K / 384); setmaxnreg.inc waits
   // until the producers' decrease has freed what it asks for, so 128 x (168 - 128) must
   // cover 256 x (184 - 168). ptxas holds the compute code to 168 anyway; the producers
-  // keep their B values of two stages without spilling in 128.
+  // keep their B values of three stages (kBStagesAhead + 1) without spilling in 128.
   static constexpr int kProducerRegisters = 128;
   static constexpr int kComputeRegisters = 184;
   static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
