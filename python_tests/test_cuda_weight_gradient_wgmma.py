@@ -36,6 +36,9 @@ CASES = [
     # block of 12) with a 4-position tail; 216 rows in one block (KERNEL_LOG ws1).
     (2, 32, 16, (3, 4, 44), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
     (2, 64, 13, (2, 3, 36), (3, 4, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
+    # Float32 takes wgmma only for an even count of output channels (its A rows come in
+    # adjacent pairs, KERNEL_LOG wa1); 13 runs on mma.sync, 14 has a last block of 72.
+    (2, 64, 14, (2, 3, 36), (3, 4, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
     (2, 16, 8, (3, 5, 48), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
     # 200 output channels at stride 2: 32-position stages leave one slot, so float32
     # takes 16-position ones (KERNEL_LOG wp1).
@@ -207,3 +210,18 @@ def test_half_form_runs_on_hopper():
         torch.cuda.synchronize()
     names = [event.name for event in profile.events()]
     assert any("WgradHalfOperands" in name for name in names), set(names)
+
+
+@pytest.mark.parametrize("cout, wgmma", [(14, True), (13, False)])
+def test_float32_form_takes_even_output_channels(cout, wgmma, monkeypatch):
+    """On sm_90 the float32 wgmma weight gradient (WgradTf32Operands) runs, forced, for
+    an even count of output channels, and leaves an odd one to mma.sync."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the wgmma form is sm_90a's")
+    case = edge_case((2, 64, cout, (2, 3, 36), (3, 4, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1,
+                      (1, 1, 1)), bias=False)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        check_weight_gradient(case, "1", monkeypatch)
+        torch.cuda.synchronize()
+    names = [event.name for event in profile.events()]
+    assert any("WgradTf32Operands" in name for name in names) == wgmma, set(names)

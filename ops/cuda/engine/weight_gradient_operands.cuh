@@ -47,10 +47,15 @@ struct WgradTf32Operands {
     uint32_t hi[kMTiles][4], lo[kMTiles][4];
   };
 
-  // A lane's rows (g and g + 8 of its warp's 16) and first position (t) of a k-step.
-  static constexpr int kLaneRows = 2;
-  static constexpr int kRowRun = 1;  // rows one lane's load covers
-  static __device__ __forceinline__ int lane_row(int lane, int r) { return (lane >> 2) + 8 * r; }
+  // wgmma's rows g and g + 8 of a warp's 16 are the block's rows 2g and 2g + 1, so that
+  // a lane's two A values at a position are adjacent channels of one tap (output
+  // channels even: the launch checks) and come by one 8-byte load (KERNEL_LOG wa1).
+  // lane_row: the pair's first row; accumulator_row: where accumulator half `half`
+  // (rows g, g + 8) belongs.
+  static constexpr int kLaneRows = 1;
+  static constexpr int kRowRun = 2;  // rows one lane's load covers
+  static __device__ __forceinline__ int lane_row(int lane, int) { return 2 * (lane >> 2); }
+  static __device__ __forceinline__ int accumulator_row(int g, int half) { return 2 * g + half; }
   static __device__ __forceinline__ int lane_position(int lane) { return lane & 3; }
 
   // A piece's hi at `b`, its lo part_bytes on.
@@ -64,13 +69,15 @@ struct WgradTf32Operands {
   }
 
   // m-tile mt's A of one k-step: {row g, k t}, {row g + 8, k t}, {row g, k t + 4},
-  // {row g + 8, k t + 4}; `segments` at the lane's first position.
+  // {row g + 8, k t + 4} in wgmma's rows, two 8-byte loads; `segments` at the lane's
+  // first position.
   template <int kMTiles>
   static __device__ __forceinline__ void load_a(Fragments<kMTiles>& f, int mt,
-                                                const float* segments, const int (&rows)[2],
+                                                const float* segments, const int (&rows)[1],
                                                 int position_step) {
-    const float v[4] = {segments[rows[0]], segments[rows[1]], segments[rows[0] + 4 * position_step],
-                        segments[rows[1] + 4 * position_step]};
+    const float2 k_low = *reinterpret_cast<const float2*>(segments + rows[0]);
+    const float2 k_high = *reinterpret_cast<const float2*>(segments + rows[0] + 4 * position_step);
+    const float v[4] = {k_low.x, k_low.y, k_high.x, k_high.y};
 #pragma unroll
     for (int i = 0; i < 4; ++i) split_tf32(v[i], f.hi[mt][i], f.lo[mt][i]);
   }
@@ -121,6 +128,7 @@ struct WgradHalfOperands {
   static constexpr int kLaneRows = 1;
   static constexpr int kRowRun = 8;
   static __device__ __forceinline__ int lane_row(int lane, int) { return 8 * ((lane >> 3) & 1); }
+  static __device__ __forceinline__ int accumulator_row(int g, int half) { return g + 8 * half; }
   static __device__ __forceinline__ int lane_position(int lane) {
     return 8 * (lane >> 4) + (lane & 7);
   }

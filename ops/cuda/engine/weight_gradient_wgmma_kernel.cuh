@@ -18,7 +18,8 @@
 //   registers), split it and store hi and lo as wgmma's K-major core matrices; both
 //   complete on the slot's `full` barrier (128 arrivals after the stores and a proxy
 //   fence, and either 128 cp.async arrivals or the bulk copies' bytes).
-// - The compute threads load their A values per k-step (rows g, g + 8; positions t,
+// - The compute threads load their A values per k-step (wgmma rows g, g + 8, which are
+//   the block's adjacent rows 2g, 2g + 1: one 8-byte load a position; positions t,
 //   t + 4), split them in registers and issue lo*hi, hi*lo, hi*hi per m-tile; the
 //   accumulator chain is added into a float32 total every 128 products (4 stages of
 //   32 positions).
@@ -361,7 +362,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warp_row0 = first_row + compute_row_base<kMTiles>(ctid & ~31);
   // This lane's A rows (Ops::lane_row) as offsets into a stage's segments: pair, width
   // tap and output channel. Past the end, the last rows are read again (in runs of
-  // kRowRun: ldmatrix reads 8 rows' channels as one 16-byte row).
+  // kRowRun: ldmatrix reads 8 rows' channels as one 16-byte row, float32 2 rows' as
+  // one 8-byte pair).
   int row_offset[kMTiles][Ops::kLaneRows];
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
@@ -434,16 +436,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if constexpr (Ops::kChainFlushes) add_chain(total, acc);
   const auto& sums = Ops::kChainFlushes ? total : acc;
 
-  // Accumulator 4j + e of m-tile mt: row g + 8 (e / 2), input channel 8j + 2t + e % 2.
-  const int t = ctid & 3;
-  const int row_base = first_row + compute_row_base<kMTiles>(ctid);
+  // Accumulator 4j + e of m-tile mt: wgmma row g + 8 (e / 2) (the block's row
+  // Ops::accumulator_row), input channel 8j + 2t + e % 2.
+  const int t = ctid & 3, g = (ctid & 31) >> 2;
+  const int row_base = first_row + compute_row_base<kMTiles>(ctid & ~31);
   const int taps = p.total_rows / p.output_channels;
   const int64_t split_tiles = (static_cast<int64_t>(split) * p.groups + group) * taps;
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = row_base + 64 * mt + 8 * half;
+      const int row = row_base + 64 * mt + Ops::accumulator_row(g, half);
       if (row > last_row) continue;
       const int tap = row / p.output_channels, channel = row - tap * p.output_channels;
       float* out =

@@ -335,8 +335,9 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
       reinterpret_cast<uintptr_t>(input.const_data_ptr()) % 16 != 0) {
     return false;
   }
-  // The half form's ldmatrix reads 8 rows of one tap's output channels at once.
-  if (half && plan.cout % 8 != 0) return false;
+  // The half form's ldmatrix reads 8 rows of one tap's output channels at once, the
+  // float32 form's 8-byte loads 2.
+  if (plan.cout % (half ? 8 : 2) != 0) return false;
   // grad_output staged at the segments' pitch where they are copied whole (one group;
   // float32 only where no input gradient reads the staged copy in its own layout).
   WeightGradientPlan staged_plan = plan;
