@@ -5,7 +5,8 @@ and height taps, folded groups, blocks of input channels, several chunks of samp
 Both mainloops (CT3D_WGRAD_WGMMA=1 and =0) must meet the bar, and the wgmma one with
 grad_output's segments copied in cp.async pieces (mode "p": CT3D_WGRAD_BULK=0) as well
 as whole (its default for one group), with stages of 16 and of 32 positions
-(CT3D_WGRAD_POSITIONS) and with 2 or 3 m-tiles a warpgroup (CT3D_WGRAD_FEWER_MTILES).
+(CT3D_WGRAD_POSITIONS), with 2 or 3 m-tiles a warpgroup (CT3D_WGRAD_FEWER_MTILES) and
+with a line's short last tile in its own launch or not (CT3D_WGRAD_TAIL).
 Skipped without CUDA."""
 
 import random
@@ -86,6 +87,40 @@ def test_weight_gradient_m_tiles(params, fewer, monkeypatch):
     that needs no more row blocks (the default; CT3D_WGRAD_FEWER_MTILES)."""
     monkeypatch.setenv("CT3D_WGRAD_FEWER_MTILES", fewer)
     check_weight_gradient(edge_case(params, bias=False), "1", monkeypatch)
+
+
+def has_tail_launch(params):
+    """A width of at least one 32-position tile and a rest of 1 to 16 positions: float32
+    takes the rest in a second launch of 16-position stages (KERNEL_LOG wt1)."""
+    width = params[3][2]
+    return width > 32 and 0 < width % 32 <= 16
+
+
+@pytest.mark.parametrize("tail", ["0", ""])
+@pytest.mark.parametrize("mode", ["1", "p"])
+@pytest.mark.parametrize("params", [c for c in CASES if has_tail_launch(c)])
+def test_weight_gradient_tail_launch(params, mode, tail, monkeypatch):
+    """Lines' last positions in their own launch (the default) and in the whole-tile
+    launch (CT3D_WGRAD_TAIL=0)."""
+    monkeypatch.setenv("CT3D_WGRAD_TAIL", tail)
+    check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
+
+
+@pytest.mark.parametrize("width, tail, kernels", [(48, "", 2), (48, "0", 1), (64, "", 1)])
+def test_tail_launch_runs_where_a_line_ends_in_a_short_tile(width, tail, kernels,
+                                                          monkeypatch):
+    """On sm_90 a 48-wide line runs as one 32-position stage in one kernel and one of 16
+    in a second (two weight-gradient kernels), a 64-wide one in one kernel."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the wgmma form is sm_90a's")
+    monkeypatch.setenv("CT3D_WGRAD_TAIL", tail)
+    case = edge_case((2, 32, 16, (3, 4, width), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1,
+                      (1, 1, 1)), bias=False)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        check_weight_gradient(case, "1", monkeypatch)
+        torch.cuda.synchronize()
+    names = {event.name for event in profile.events() if "weight_gradient_wgmma" in event.name}
+    assert len(names) == kernels, names
 
 
 @pytest.mark.parametrize("index", range(40))

@@ -51,6 +51,9 @@ struct WgradWgmmaProblem {
   int stages_per_split;
   int positions;  // of a stage: a width tile (the configuration's kPositions)
   int width_tiles, depth, height, width;
+  // The first position of width tile 0: 0, or for a tail launch (a line's last
+  // positions on short stages, KERNEL_LOG wt1) where the main launch's tiles end.
+  int width_origin;
   // The input, NCDHW, from the chunk's first sample.
   int64_t input_sample_stride, input_channel_stride;
   int input_group_channels;  // channels of a folded group
@@ -233,7 +236,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     using Piece = typename Ops::Piece;
     using BValues = Piece[Cfg::kBPiecesPerThread];
     auto load_b = [&](const WgradTile& tile, BValues& values) {
-      const int width0 = tile.width_tile * kPositions;
+      const int width0 = p.width_origin + tile.width_tile * kPositions;
       const int64_t line = static_cast<int64_t>(tile.sample) * p.input_sample_stride +
                            (static_cast<int64_t>(tile.d) * p.height + tile.h) * p.width + width0;
 #pragma unroll
@@ -256,7 +259,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int segment_rows = static_cast<int>(p.segment_rows.divisor);
     const int pieces = pairs * segment_rows * static_cast<int>(p.row_pieces.divisor);
     auto load_segments = [&](int slot, const WgradTile& tile) {
-      const int width0 = tile.width_tile * kPositions;
+      const int width0 = p.width_origin + tile.width_tile * kPositions;
       const int positions = min(kPositions, p.width - width0);
       const int rows_needed = (positions - 1) * p.stride_w + (taps_w - 1) * p.dilation_w + 1;
       const Element* tile_source =
@@ -281,7 +284,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (a width tail's positions meet zero input, but stale rows could hold NaN or Inf).
     // Returns the bytes the copies bring.
     auto copy_segments = [&](int slot, const WgradTile& tile, uint32_t full) -> uint32_t {
-      const int width0 = tile.width_tile * kPositions;
+      const int width0 = p.width_origin + tile.width_tile * kPositions;
       const int positions = min(kPositions, p.width - width0);
       const int rows_needed = (positions - 1) * p.stride_w + (taps_w - 1) * p.dilation_w + 1;
       const Element* tile_source =

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "ops/cuda/engine/half_stage_layout.h"
 #include "ops/cuda/engine/implicit_gemm_problem.h"  // round_up
@@ -192,35 +194,66 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   return launch;
 }
 
+// One kernel configuration's share of the reduction walk (the whole lines, or a tail
+// launch's last positions of every line): its split and its launch on a chunk of
+// staged samples, writing `splits` partial tiles from `workspace`.
+struct WgradPart {
+  int64_t splits = 0;
+  std::function<void(int64_t first_sample, int64_t samples, const at::Tensor& staged_output,
+                     float* workspace)>
+      launch;
+};
+
+// workspace_floats: this part's share of the workspace bound.
+// Where a float32 line's last tile of 32 positions would be at most half full (48
+// wide: 32 + 16), its positions go to a second launch on 16-position stages (`tail`)
+// and `whole_tiles` keeps the whole tiles, so that no k-step meets only zeros (KERNEL_LOG
+// wt1; a condition around the wgmmas instead split their batches, ws1).
+// CT3D_WGRAD_TAIL=0 turns it off.
+bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
+                      WgmmaWgradLaunch& whole_tiles, WgmmaWgradLaunch& tail) {
+  const int width = whole_tiles.p.width;
+  const int whole = width / kWgradTilePositions, rest = width % kWgradTilePositions;
+  if (whole_tiles.p.positions != kWgradTilePositions || whole == 0 || rest == 0 ||
+      rest > kWgradShortTilePositions ||
+      mainloop_switch("CT3D_WGRAD_TAIL") == MainloopSwitch::kNever) {
+    return false;
+  }
+  tail = plan_wgmma_launch(plan, 4, staged_at_pitch, kWgradShortTilePositions);
+  if (!tail.fits) return false;
+  tail.p.width_origin = whole * kWgradTilePositions;
+  tail.p.width_tiles = 1;
+  whole_tiles.p.width_tiles = whole;
+  return true;
+}
+
 template <int kN, int kMTiles, class Ops, int kPositions>
-void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
-                   const at::Tensor& input, const at::Tensor& grad_output, at::Tensor& grad_weight,
-                   cudaStream_t stream, at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& p,
+                       const at::Tensor& input, int64_t chunk, int64_t workspace_floats,
+                       cudaStream_t stream) {
   using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions>;
   using Element = typename Cfg::Element;
   const ConvGeometry& g = plan.geometry;
-  const WgradWgmmaProblem& p = launch.p;
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
-  const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, false);
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
-  const int64_t taps = g.taps();
-  const int64_t split_floats = plan.groups * taps * p.channel_blocks * kN * plan.cout;
+  const int64_t split_floats = plan.groups * g.taps() * p.channel_blocks * kN * plan.cout;
   const int64_t blocks_per_split = int64_t{p.row_blocks} * p.channel_blocks * plan.groups;
   const int64_t multiprocessors = multiprocessor_count();
-  WgradSplit split = choose_wgrad_split(chunk * stages_per_sample, blocks_per_split,
-                                        multiprocessors * kWaves, split_floats, chunks,
-                                        kMinPositions / kPositions, kMaxPositions / kPositions);
+  const int64_t max_splits = std::max<int64_t>(1, workspace_floats / (chunks * split_floats));
+  const int64_t total_stages = chunk * stages_per_sample;
+  WgradSplit split =
+      choose_wgrad_split(total_stages, blocks_per_split, multiprocessors * kWaves, split_floats,
+                         chunks, kMinPositions / kPositions, kMaxPositions / kPositions);
+  if (split.splits > max_splits) {  // a tail launch's share of the workspace
+    split.stages_per_split = (total_stages + max_splits - 1) / max_splits;
+    split.splits = (total_stages + split.stages_per_split - 1) / split.stages_per_split;
+  }
   // Whole waves (one block fits a multiprocessor); CT3D_WGRAD_WAVES=0 turns it off.
   // float32 only: g6 was measured there, the half forms keep their measured counts.
   if (!Ops::kHalf && mainloop_switch("CT3D_WGRAD_WAVES") != MainloopSwitch::kNever) {
-    split = fit_wgrad_split_to_waves(
-        split, chunk * stages_per_sample, blocks_per_split, multiprocessors,
-        std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)),
-        kMinPositions / kPositions);
+    split = fit_wgrad_split_to_waves(split, total_stages, blocks_per_split, multiprocessors,
+                                     max_splits, kMinPositions / kPositions);
   }
-  const int64_t chunk_floats = split.splits * split_floats;
-  at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options().dtype(at::kFloat));
-
   auto kernel = weight_gradient_wgmma_kernel<Cfg>;
   const int shared_bytes = p.slots * p.stage_bytes;
   C10_CUDA_CHECK(
@@ -228,26 +261,51 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
   const dim3 grid(static_cast<unsigned>(split.splits),
                   static_cast<unsigned>(p.row_blocks * p.channel_blocks),
                   static_cast<unsigned>(plan.groups));
+  const auto* input_data = static_cast<const Element*>(input.const_data_ptr());
+  WgradPart part;
+  part.splits = split.splits;
+  part.launch = [=](int64_t first_sample, int64_t samples, const at::Tensor& staged_output,
+                    float* workspace) {
+    WgradWgmmaProblem chunk_problem = p;
+    chunk_problem.stages = samples * stages_per_sample;
+    chunk_problem.stages_per_split = static_cast<int>(split.stages_per_split);
+    kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(
+        chunk_problem, input_data + first_sample * p.input_sample_stride,
+        static_cast<const Element*>(staged_output.const_data_ptr()), workspace);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  return part;
+}
+
+// Stages the chunks, launches every part on each (their partial tiles one after the
+// other in the workspace) and sums the partial tiles into grad_weight.
+void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int kN,
+               const std::vector<WgradPart>& parts, int64_t chunk, const at::Tensor& input,
+               const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
+               at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+  const ConvGeometry& g = plan.geometry;
+  const int64_t chunks = (g.batch + chunk - 1) / chunk;
+  const int64_t split_floats = plan.groups * g.taps() * p.channel_blocks * kN * plan.cout;
+  int64_t chunk_splits = 0;
+  for (const WgradPart& part : parts) chunk_splits += part.splits;
+  const int64_t chunk_floats = chunk_splits * split_floats;
+  at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options().dtype(at::kFloat));
   run_wgrad_chunks(
       plan, input, grad_output, grad_bias, stream, false, chunk,
       [&](int64_t c, int64_t first_sample, int64_t samples, const at::Tensor&,
           const at::Tensor& staged_output) {
-        WgradWgmmaProblem chunk_problem = p;
-        chunk_problem.stages = samples * stages_per_sample;
-        chunk_problem.stages_per_split = static_cast<int>(split.stages_per_split);
-        kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(
-            chunk_problem,
-            static_cast<const Element*>(input.const_data_ptr()) + first_sample * p.input_sample_stride,
-            static_cast<const Element*>(staged_output.const_data_ptr()),
-            workspace.mutable_data_ptr<float>() + c * chunk_floats);
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
+        float* next = workspace.mutable_data_ptr<float>() + c * chunk_floats;
+        for (const WgradPart& part : parts) {
+          part.launch(first_sample, samples, staged_output, next);
+          next += part.splits * split_floats;
+        }
       },
       after_chunk);
 
   WgradSumShape sum{};
   sum.split_floats = split_floats;
-  sum.splits = static_cast<int>(chunks * split.splits);
-  sum.taps = static_cast<int>(taps);
+  sum.splits = static_cast<int>(chunks * chunk_splits);
+  sum.taps = static_cast<int>(g.taps());
   sum.channel_blocks_m = p.channel_blocks;
   sum.channel_blocks_n = 1;
   sum.block_m = kN;
@@ -260,32 +318,46 @@ void launch_config(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launc
 
 // The configuration for the block's input channels (block_channels_for), m-tiles
 // (m_tiles_for, m_tiles_for_rows) and stage positions (stage_positions_for: 16 only for
-// float32).
+// float32), and where `tail` is planned (float32), a second launch of 16-position stages
+// for the lines' last positions.
 template <class Ops>
 void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
-                         const at::Tensor& input, const at::Tensor& grad_output,
-                         at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
+                         const WgmmaWgradLaunch* tail, const at::Tensor& input,
+                         const at::Tensor& grad_output, at::Tensor& grad_weight,
+                         cudaStream_t stream, at::Tensor& grad_bias,
                          const StagedChunkHook& after_chunk) {
-  // Launches the configuration of `channels` input channels.
+  const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, false);
+  // Two parts share the workspace bound.
+  const int64_t share = kWeightGradientWorkspaceFloats / (tail != nullptr ? 2 : 1);
   const auto run = [&](auto channels) {
     constexpr int kN = decltype(channels)::value;
     constexpr int kMTiles = m_tiles_for(kN, Ops::kHalf);
+    std::vector<WgradPart> parts;
+    // The lines' whole tiles (all of them where there is no tail launch).
     if constexpr (!Ops::kHalf) {
       if (launch.p.positions == kWgradShortTilePositions) {
-        launch_config<kN, kMTiles, Ops, kWgradShortTilePositions>(
-            plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
-        return;
-      }
-      if constexpr (kMTiles == 3) {
+        parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
+            plan, launch.p, input, chunk, share, stream));
+      } else if constexpr (kMTiles == 3) {
         if (launch.m_tiles == 2) {  // m_tiles_for_rows
-          launch_config<kN, 2, Ops, kWgradTilePositions>(
-              plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
-          return;
+          parts.push_back(prepare_part<kN, 2, Ops, kWgradTilePositions>(plan, launch.p, input,
+                                                                        chunk, share, stream));
         }
       }
     }
-    launch_config<kN, kMTiles, Ops, kWgradTilePositions>(
-        plan, launch, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+    if (parts.empty()) {
+      parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradTilePositions>(plan, launch.p, input,
+                                                                          chunk, share, stream));
+    }
+    // The lines' last positions.
+    if constexpr (!Ops::kHalf) {
+      if (tail != nullptr) {
+        parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
+            plan, tail->p, input, chunk, share, stream));
+      }
+    }
+    run_parts(plan, launch.p, kN, parts, chunk, input, grad_output, grad_weight, stream, grad_bias,
+              after_chunk);
   };
   switch (launch.channels) {
     case 16:
@@ -361,9 +433,12 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
       (choice != MainloopSwitch::kAlways && !wgmma_weight_gradient_pays(launch.p, half))) {
     return false;
   }
+  WgmmaWgradLaunch tail;
+  const bool with_tail = !half && plan_tail_launch(staged_plan, bulk_pitch > 0, launch, tail);
   const auto run = [&](auto operands) {
-    launch_for_channels<decltype(operands)>(staged_plan, launch, input, grad_output, grad_weight,
-                                            stream, grad_bias, after_chunk);
+    launch_for_channels<decltype(operands)>(staged_plan, launch, with_tail ? &tail : nullptr, input,
+                                            grad_output, grad_weight, stream, grad_bias,
+                                            after_chunk);
   };
   if (dtype == at::kHalf) {
     run(WgradHalfOperands<__half>{});
