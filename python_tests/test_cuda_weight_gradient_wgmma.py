@@ -90,10 +90,11 @@ def test_weight_gradient_m_tiles(params, fewer, monkeypatch):
 
 
 def has_tail_launch(params):
-    """A width of at least one 32-position tile and a rest of 1 to 16 positions: float32
-    takes the rest in a second launch of 16-position stages (KERNEL_LOG wt1)."""
-    width = params[3][2]
-    return width > 32 and 0 < width % 32 <= 16
+    """A width of at least one 32-position tile and a rest of 1 to 16 positions, one
+    group, width stride 1: float32 takes the rest in a second launch of 16-position
+    stages (KERNEL_LOG wt1)."""
+    width, width_stride, groups = params[3][2], params[5][2], params[8]
+    return width > 32 and 0 < width % 32 <= 16 and width_stride == 1 and groups == 1
 
 
 @pytest.mark.parametrize("tail", ["0", ""])
@@ -106,16 +107,18 @@ def test_weight_gradient_tail_launch(params, mode, tail, monkeypatch):
     check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
 
 
-@pytest.mark.parametrize("width, tail, kernels", [(48, "", 2), (48, "0", 1), (64, "", 1)])
-def test_tail_launch_runs_where_a_line_ends_in_a_short_tile(width, tail, kernels,
+@pytest.mark.parametrize("width, stride, tail, kernels",
+                         [(48, 1, "", 2), (48, 1, "0", 1), (64, 1, "", 1), (48, 2, "", 1)])
+def test_tail_launch_runs_where_a_line_ends_in_a_short_tile(width, stride, tail, kernels,
                                                           monkeypatch):
-    """On sm_90 a 48-wide line runs as one 32-position stage in one kernel and one of 16
-    in a second (two weight-gradient kernels), a 64-wide one in one kernel."""
+    """On sm_90 a 48-wide line at stride 1 runs as one 32-position stage in one kernel
+    and one of 16 in a second (two weight-gradient kernels); a 64-wide one, or one at
+    stride 2, in one kernel."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the wgmma form is sm_90a's")
     monkeypatch.setenv("CT3D_WGRAD_TAIL", tail)
-    case = edge_case((2, 32, 16, (3, 4, width), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1,
-                      (1, 1, 1)), bias=False)
+    case = edge_case((2, 32, 16, (3, 4, width), (3, 3, 3), (stride,) * 3, (1, 1, 1),
+                      (stride - 1,) * 3, 1, (1, 1, 1)), bias=False)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
         check_weight_gradient(case, "1", monkeypatch)
         torch.cuda.synchronize()

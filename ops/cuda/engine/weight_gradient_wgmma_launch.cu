@@ -208,14 +208,15 @@ struct WgradPart {
 // Where a float32 line's last tile of 32 positions would be at most half full (48
 // wide: 32 + 16), its positions go to a second launch on 16-position stages (`tail`)
 // and `whole_tiles` keeps the whole tiles, so that no k-step meets only zeros (KERNEL_LOG
-// wt1; a condition around the wgmmas instead split their batches, ws1).
-// CT3D_WGRAD_TAIL=0 turns it off.
+// wt1; a condition around the wgmmas instead split their batches, ws1). Measured:
+// N-48-24-k3-s1 0.78x the time, N-32-16-k3-s1 0.97x, and L1-72 (4 groups, stride 2)
+// 1.10x, so one group at width stride 1 only. CT3D_WGRAD_TAIL=0 turns it off.
 bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
                       WgmmaWgradLaunch& whole_tiles, WgmmaWgradLaunch& tail) {
   const int width = whole_tiles.p.width;
   const int whole = width / kWgradTilePositions, rest = width % kWgradTilePositions;
   if (whole_tiles.p.positions != kWgradTilePositions || whole == 0 || rest == 0 ||
-      rest > kWgradShortTilePositions ||
+      rest > kWgradShortTilePositions || whole_tiles.p.groups != 1 || whole_tiles.p.stride_w != 1 ||
       mainloop_switch("CT3D_WGRAD_TAIL") == MainloopSwitch::kNever) {
     return false;
   }
