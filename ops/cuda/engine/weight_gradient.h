@@ -43,7 +43,8 @@ using StagedChunkHook = std::function<void(int64_t first_sample, int64_t samples
 // input: contiguous (N, C_in, *input); grad_output: contiguous (N, C_out, *output);
 // grad_weight: contiguous (C_in, C_out / groups, *kernel), every element written.
 // Workspace: the per-split partial tiles, at most kWeightGradientWorkspaceFloats
-// (or one split's tiles, when those alone are larger), and the staged operands in
+// (or one split's tiles per launch, when those alone are larger: a line's short last
+// tile may run as a second launch), and the staged operands in
 // chunks of samples (staging.h). With grad_bias defined (C_out floats), it is
 // summed from the same read of grad_output that stages it.
 void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,

@@ -204,7 +204,6 @@ struct WgradPart {
       launch;
 };
 
-// workspace_floats: this part's share of the workspace bound.
 // Where a float32 line's last tile of 32 positions would be at most half full (48
 // wide: 32 + 16), its positions go to a second launch on 16-position stages (`tail`)
 // and `whole_tiles` keeps the whole tiles, so that no k-step meets only zeros (KERNEL_LOG
@@ -228,6 +227,7 @@ bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
   return true;
 }
 
+// workspace_floats: this part's share of the workspace bound.
 template <int kN, int kMTiles, class Ops, int kPositions>
 WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& p,
                        const at::Tensor& input, int64_t chunk, int64_t workspace_floats,
