@@ -194,6 +194,12 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   return launch;
 }
 
+// Floats of one split's partial tiles (every group, tap and channel block): the kernels
+// write them, run_parts lays the parts' splits out and sums them by this one count.
+int64_t split_floats_of(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int kN) {
+  return plan.groups * plan.geometry.taps() * p.channel_blocks * kN * plan.cout;
+}
+
 // One kernel configuration's share of the reduction walk (the whole lines, or a tail
 // launch's last positions of every line): its split and its launch on a chunk of
 // staged samples, writing `splits` partial tiles from `workspace`.
@@ -237,7 +243,7 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
   const ConvGeometry& g = plan.geometry;
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
-  const int64_t split_floats = plan.groups * g.taps() * p.channel_blocks * kN * plan.cout;
+  const int64_t split_floats = split_floats_of(plan, p, kN);
   const int64_t blocks_per_split = int64_t{p.row_blocks} * p.channel_blocks * plan.groups;
   const int64_t multiprocessors = multiprocessor_count();
   const int64_t max_splits = std::max<int64_t>(1, workspace_floats / (chunks * split_floats));
@@ -286,7 +292,7 @@ void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int k
                at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
-  const int64_t split_floats = plan.groups * g.taps() * p.channel_blocks * kN * plan.cout;
+  const int64_t split_floats = split_floats_of(plan, p, kN);
   int64_t chunk_splits = 0;
   for (const WgradPart& part : parts) chunk_splits += part.splits;
   const int64_t chunk_floats = chunk_splits * split_floats;
