@@ -113,11 +113,13 @@ __device__ __forceinline__ WgradTile wgrad_tile_at(const WgradWgmmaProblem& p, i
   return tile;
 }
 
+// kBByTma: B by TMA from split planes (float32 with three products, 32-position stages).
 template <int kChannels, int kMTilesPerWarpgroup, class Operands,
-          int kStagePositions = kWgradTilePositions>
+          int kStagePositions = kWgradTilePositions, bool kBByTma = false>
 struct WgradWgmmaConfig {
   using Ops = Operands;  // weight_gradient_operands.cuh
   using Element = typename Ops::Element;
+  static constexpr bool kTmaB = kBByTma;
   static constexpr int kN = kChannels;  // input channels of a block
   static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kPositions = kStagePositions;  // K of one stage
@@ -149,6 +151,8 @@ struct WgradWgmmaConfig {
   static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
                 "registers the producers free");
   static_assert(kN % 8 == 0 && kN <= 64, "wgmma N");
+  static_assert(!kTmaB || (!Ops::kHalf && kPositions == 32),
+                "TMA's B: float32 rows of 32 positions (128 bytes, the swizzle's span)");
 };
 
 // Bytes of a stage's B for blocks of `channels` input channels and stages of
@@ -182,10 +186,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kElementBytes = sizeof(Element);
   using Mma = typename Ops::template Mma<kN>;
   constexpr int kAccumulators = Mma::kAccumulators;
-  // The slots from a 1024-byte boundary (the swizzled B's atoms; the host asks for
-  // 1024 bytes more).
-  extern __shared__ __align__(1024) char shared_pool[];
-  char* const shared = shared_pool + ((1024 - (shared_address(shared_pool) & 1023)) & 1023);
+  // With B by TMA the slots start at a 1024-byte boundary (the swizzled B's atoms; the
+  // host asks for 1024 bytes more).
+  extern __shared__ __align__(128) char shared_pool[];
+  char* const shared =
+      Cfg::kTmaB ? shared_pool + ((1024 - (shared_address(shared_pool) & 1023)) & 1023)
+                 : shared_pool;
   __shared__ __align__(8) uint64_t barriers[2 * kWgradMaxSlots];
   __shared__ int64_t pair_offset[kWgradMaxPairs];
   const int tid = threadIdx.x;
@@ -323,7 +329,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       return pairs * rows_needed * row_bytes;
     };
     // B by TMA: the first producer's two copies of the stage's hi and lo boxes.
-    const bool tma_b = !Ops::kHalf && kPositions == kWgradTilePositions && p.tma_b;
+    constexpr bool tma_b = Cfg::kTmaB;
     auto copy_b = [&](int slot, const WgradTile& tile, uint32_t full) {
       const uint32_t b = shared_base + slot * p.stage_bytes;
       const int width0 = p.width_origin + tile.width_tile * kPositions;
@@ -339,7 +345,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     BValues b_values[kBuffers];
 #pragma unroll
     for (int s = 0; s < kAhead; ++s) {
-      if (s < stages && !tma_b) load_b(next, b_values[s]);
+      if constexpr (!tma_b) {
+        if (s < stages) load_b(next, b_values[s]);
+      }
       next.advance(p);
     }
     int slot = 0, phase = 0;
@@ -354,11 +362,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         cp_async_arrive(full);
       }
       if (it + kAhead < stages) {  // into the buffer of stage it - 1, stored before
-        if (!tma_b) load_b(next, ahead);
+        if constexpr (!tma_b) load_b(next, ahead);
         next.advance(p);
       }
       uint32_t b_bytes = 0;
-      if (!tma_b) {
+      if constexpr (!tma_b) {
         store_b(slot, mine);
       } else if (tid == 0) {
         copy_b(slot, tile, full);
@@ -416,12 +424,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   zero_chains(acc, total);  // (total unused, and dropped, where the chain never flushes)
 
   using Fragments = typename Ops::template Fragments<kMTiles>;
-  // B's descriptor but for its start address, and a k-step's step in 16-byte units:
-  // TMA's swizzled rows (a channel's 32 positions, 32 bytes a k-step), or the
-  // producers' core matrices (chunk_weight_descriptor: kN x 32 bytes a k-step).
-  const bool b_swizzled = !Ops::kHalf && kPositions == kWgradTilePositions && p.tma_b;
-  const uint64_t b_descriptor = b_swizzled ? swizzled_128b_descriptor(0) : matrix_descriptor(0, 128, 256);
-  const uint32_t b_step = b_swizzled ? 2 : kN * 32 / 16;
   auto k_step = [&](int slot, int s, Fragments& f) {
     const Element* segments =
         reinterpret_cast<const Element*>(shared + slot * p.stage_bytes + Cfg::kBRegionBytes) +
@@ -433,8 +435,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fence_accumulators(acc);
     wgmma_fence();
     const uint32_t b = shared_base + slot * p.stage_bytes;
-    const uint64_t d_hi = b_descriptor + ((b & 0x3FFFF) >> 4) + s * b_step;
-    const uint64_t d_lo = d_hi + (Cfg::kBPartBytes >> 4);
+    uint64_t d_hi, d_lo;
+    if constexpr (Cfg::kTmaB) {  // k-step s: 32 bytes along each channel's 128-byte row
+      d_hi = swizzled_128b_descriptor(b + 32 * s);
+      d_lo = swizzled_128b_descriptor(b + Cfg::kBPartBytes + 32 * s);
+    } else {
+      d_hi = chunk_weight_descriptor<kN>(b, s);
+      d_lo = chunk_weight_descriptor<kN>(b + Cfg::kBPartBytes, s);
+    }
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       Ops::template products<kN>(acc[mt], f, mt, d_hi, d_lo);

@@ -262,12 +262,13 @@ bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
 }
 
 // workspace_floats: this part's share of the workspace bound.
-// planes: tf32_planes_for's, where p.tma_b.
-template <int kN, int kMTiles, class Ops, int kPositions>
+// planes: tf32_planes_for's, where kTmaB (p.tma_b).
+template <int kN, int kMTiles, class Ops, int kPositions, bool kTmaB = false>
 WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& p,
                        const at::Tensor& input, int64_t chunk, int64_t workspace_floats,
                        const at::Tensor& planes, cudaStream_t stream) {
-  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions>;
+  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions, kTmaB>;
+  TORCH_INTERNAL_ASSERT(p.tma_b == kTmaB);
   using Element = typename Cfg::Element;
   const ConvGeometry& g = plan.geometry;
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
@@ -291,10 +292,10 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
                                      max_splits, kMinPositions / kPositions);
   }
   auto kernel = weight_gradient_wgmma_kernel<Cfg>;
-  // The slots from a 1024-byte boundary: up to 1024 bytes before it.
-  const int shared_bytes = p.slots * p.stage_bytes + 1024;
+  // With B by TMA the slots from a 1024-byte boundary: up to 1024 bytes before it.
+  const int shared_bytes = p.slots * p.stage_bytes + (kTmaB ? 1024 : 0);
   CUtensorMap b_hi_map{}, b_lo_map{};
-  if (p.tma_b) {
+  if constexpr (kTmaB) {
     const ConvGeometry& g = plan.geometry;
     const int64_t sizes[5] = {chunk, g.in_channels, g.dim[0].input, g.dim[1].input,
                               g.dim[2].input};
@@ -388,6 +389,20 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
     constexpr int kN = decltype(channels)::value;
     constexpr int kMTiles = m_tiles_for(kN, Ops::kHalf);
     std::vector<WgradPart> parts;
+    // The whole tiles on 32-position stages, B by TMA where planned (plan_tma_b).
+    const auto whole_tiles = [&](auto m_tiles) {
+      constexpr int kWholeMTiles = decltype(m_tiles)::value;
+      if constexpr (!Ops::kHalf) {
+        if constexpr (!Ops::kExactOperands) {
+          if (launch.p.tma_b) {
+            return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions, true>(
+                plan, launch.p, input, chunk, share, planes, stream);
+          }
+        }
+      }
+      return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions>(plan, launch.p, input,
+                                                                      chunk, share, planes, stream);
+    };
     // The lines' whole tiles (all of them where there is no tail launch).
     if constexpr (!Ops::kHalf) {
       if (launch.p.positions == kWgradShortTilePositions) {
@@ -395,15 +410,11 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
             plan, launch.p, input, chunk, share, planes, stream));
       } else if constexpr (kMTiles == 3) {
         if (launch.m_tiles == 2) {  // m_tiles_for_rows
-          parts.push_back(prepare_part<kN, 2, Ops, kWgradTilePositions>(
-              plan, launch.p, input, chunk, share, planes, stream));
+          parts.push_back(whole_tiles(std::integral_constant<int, 2>{}));
         }
       }
     }
-    if (parts.empty()) {
-      parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradTilePositions>(
-          plan, launch.p, input, chunk, share, planes, stream));
-    }
+    if (parts.empty()) parts.push_back(whole_tiles(std::integral_constant<int, kMTiles>{}));
     // The lines' last positions.
     if constexpr (!Ops::kHalf) {
       if (tail != nullptr) {
