@@ -6,7 +6,8 @@ Both mainloops (CT3D_WGRAD_WGMMA=1 and =0) must meet the bar, and the wgmma one 
 grad_output's segments copied in cp.async pieces (mode "p": CT3D_WGRAD_BULK=0) as well
 as whole (its default for one group), with stages of 16 and of 32 positions
 (CT3D_WGRAD_POSITIONS), with 2 or 3 m-tiles a warpgroup (CT3D_WGRAD_FEWER_MTILES) and
-with a line's short last tile in its own launch or not (CT3D_WGRAD_TAIL).
+with a line's short last tile in its own launch or not (CT3D_WGRAD_TAIL), and with
+float32's B brought by TMA from split planes or by the producers (CT3D_WGRAD_TMA_B).
 Skipped without CUDA."""
 
 import random
@@ -105,6 +106,36 @@ def test_weight_gradient_tail_launch(params, mode, tail, monkeypatch):
     launch (CT3D_WGRAD_TAIL=0)."""
     monkeypatch.setenv("CT3D_WGRAD_TAIL", tail)
     check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
+
+
+@pytest.mark.parametrize("tma_b", ["0", "1"])
+@pytest.mark.parametrize("mode", ["1", "p"])
+@pytest.mark.parametrize("params", CASES)
+def test_weight_gradient_b_by_tma(params, mode, tma_b, monkeypatch):
+    """float32's B by TMA from the input's hi and lo planes (KERNEL_LOG tb1), forced on
+    wherever it applies (one group, 32-position stages), and by the producers."""
+    monkeypatch.setenv("CT3D_WGRAD_TMA_B", tma_b)
+    check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
+
+
+@pytest.mark.parametrize("cin, cout, groups, tma_b, splits",
+                         [(48, 48, 1, "", True), (48, 48, 1, "0", False), (32, 16, 1, "", False),
+                          (32, 16, 1, "1", True), (96, 96, 2, "1", False)])
+def test_b_by_tma_splits_the_input_into_planes(cin, cout, groups, tma_b, splits, monkeypatch):
+    """On sm_90 the float32 weight gradient of one group on 32-position stages splits its
+    input into hi and lo planes for TMA where that paid (48 or more input channels,
+    1296 rows here), not at 32 channels and 432 rows unless forced, never with the
+    switch off or with 2 groups of 48 (not folded into one)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the wgmma form is sm_90a's")
+    monkeypatch.setenv("CT3D_WGRAD_TMA_B", tma_b)
+    case = edge_case((2, cin, cout, (3, 4, 64), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), groups,
+                      (1, 1, 1)), bias=False)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        check_weight_gradient(case, "1", monkeypatch)
+        torch.cuda.synchronize()
+    names = {event.name for event in profile.events() if event.device_type.name == "CUDA"}
+    assert any("split_tf32_planes" in name for name in names) == splits, names
 
 
 @pytest.mark.parametrize("width, stride, tail, kernels",

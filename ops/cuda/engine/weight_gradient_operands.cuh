@@ -29,6 +29,7 @@ struct WgradTf32Operands {
   using Element = float;
   using Piece = float4;  // 16 bytes of B: 4 positions of a channel
   static constexpr bool kHalf = false;
+  static constexpr bool kExactOperands = kExact;
   static constexpr int kPieceElements = 4;
   static constexpr int kStepPositions = 8;
   static constexpr int kBParts = 2;  // hi, lo (lo unused where exact)

@@ -16,9 +16,11 @@
 #include "ops/cuda/engine/implicit_gemm_problem.h"  // round_up
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
+#include "ops/cuda/engine/tf32_planes.h"
 #include "ops/cuda/engine/weight_gradient_splits.h"
 #include "ops/cuda/engine/weight_gradient_wgmma_kernel.cuh"
 #include "ops/cuda/engine/wgmma_available.h"
+#include "ops/cuda/engine/window_tensor_map.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -200,6 +202,41 @@ int64_t split_floats_of(const WeightGradientPlan& plan, const WgradWgmmaProblem&
   return plan.groups * plan.geometry.taps() * p.channel_blocks * kN * plan.cout;
 }
 
+// B by TMA from the input split into hi and lo planes (KERNEL_LOG tb1): float32 stages
+// of 32 positions with three products, one group (a padded channel block's rows then
+// read zeros past the input's channels). Slots of whole 1024-byte units, for the
+// swizzled B. Where it measured faster: blocks of 48 or 64 input channels and at
+// least 1024 rows (taps x output channels): L1-61 0.94x, W-128-128-k3-s1 0.87x. With
+// fewer channels a block's B is small, and with fewer rows the split pass (12 bytes a
+// value) weighs against the mainloop's gain: L1-68 1.00x, L1-70 0.99x, N-64-32-k3-s1
+// 1.02x, the narrow and strided layers 1.04-1.09x. CT3D_WGRAD_TMA_B: 0 never, 1
+// wherever it applies. Returns whether the launch takes it.
+bool plan_tma_b(const WeightGradientPlan& plan, WgmmaWgradLaunch& launch) {
+  constexpr int kMinChannels = 48, kMinRows = 1024;
+  WgradWgmmaProblem& p = launch.p;
+  const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_TMA_B");
+  if (p.positions != kWgradTilePositions || plan.groups != 1 || plan.operands_exact_in_tf32 ||
+      choice == MainloopSwitch::kNever ||
+      (choice == MainloopSwitch::kWherePays &&
+       (launch.channels < kMinChannels || p.total_rows < kMinRows))) {
+    return false;
+  }
+  const int64_t stage_bytes = (int64_t{p.stage_bytes} + 1023) / 1024 * 1024;
+  const int64_t slots = std::min<int64_t>(kWgradMaxSlots, kSharedBudgetBytes / stage_bytes);
+  if (slots < kMinSlots) return false;
+  p.stage_bytes = static_cast<int>(stage_bytes);
+  p.slots = static_cast<int>(slots);
+  p.tma_b = true;
+  return true;
+}
+
+// The hi and lo planes of a chunk of `chunk` input samples, [2][chunk][C][D][H][W].
+at::Tensor tf32_planes_for(const WeightGradientPlan& plan, const at::Tensor& input, int64_t chunk) {
+  const ConvGeometry& g = plan.geometry;
+  return at::empty({2, chunk, g.in_channels, g.dim[0].input, g.dim[1].input, g.dim[2].input},
+                   input.options().dtype(at::kFloat));
+}
+
 // One kernel configuration's share of the reduction walk (the whole lines, or a tail
 // launch's last positions of every line): its split and its launch on a chunk of
 // staged samples, writing `splits` partial tiles from `workspace`.
@@ -234,11 +271,13 @@ bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
 }
 
 // workspace_floats: this part's share of the workspace bound.
-template <int kN, int kMTiles, class Ops, int kPositions>
+// planes: tf32_planes_for's, where kTmaB (p.tma_b).
+template <int kN, int kMTiles, class Ops, int kPositions, bool kTmaB = false>
 WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& p,
                        const at::Tensor& input, int64_t chunk, int64_t workspace_floats,
-                       cudaStream_t stream) {
-  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions>;
+                       const at::Tensor& planes, cudaStream_t stream) {
+  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions, kTmaB>;
+  TORCH_INTERNAL_ASSERT(p.tma_b == kTmaB);
   using Element = typename Cfg::Element;
   const ConvGeometry& g = plan.geometry;
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
@@ -262,7 +301,17 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
                                      max_splits, kMinPositions / kPositions);
   }
   auto kernel = weight_gradient_wgmma_kernel<Cfg>;
-  const int shared_bytes = p.slots * p.stage_bytes;
+  // With B by TMA the slots from a 1024-byte boundary: up to 1024 bytes before it.
+  const int shared_bytes = p.slots * p.stage_bytes + (kTmaB ? 1024 : 0);
+  CUtensorMap b_hi_map{}, b_lo_map{};
+  if constexpr (kTmaB) {
+    const ConvGeometry& g = plan.geometry;
+    const int64_t sizes[5] = {chunk, g.in_channels, g.dim[0].input, g.dim[1].input,
+                              g.dim[2].input};
+    const float* hi = planes.const_data_ptr<float>();
+    b_hi_map = encode_swizzled_lines_map(hi, sizes, kPositions, kN);
+    b_lo_map = encode_swizzled_lines_map(hi + planes.numel() / 2, sizes, kPositions, kN);
+  }
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
   const dim3 grid(static_cast<unsigned>(split.splits),
@@ -278,18 +327,20 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
     chunk_problem.stages_per_split = static_cast<int>(split.stages_per_split);
     kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(
         chunk_problem, input_data + first_sample * p.input_sample_stride,
-        static_cast<const Element*>(staged_output.const_data_ptr()), workspace);
+        static_cast<const Element*>(staged_output.const_data_ptr()), workspace, b_hi_map,
+        b_lo_map);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   return part;
 }
 
-// Stages the chunks, launches every part on each (their partial tiles one after the
-// other in the workspace) and sums the partial tiles into grad_weight.
+// Stages the chunks (and splits their input into `planes` where defined), launches
+// every part on each (their partial tiles one after the other in the workspace) and
+// sums the partial tiles into grad_weight.
 void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int kN,
                const std::vector<WgradPart>& parts, int64_t chunk, const at::Tensor& input,
-               const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
-               at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+               const at::Tensor& planes, const at::Tensor& grad_output, at::Tensor& grad_weight,
+               cudaStream_t stream, at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
   const int64_t split_floats = split_floats_of(plan, p, kN);
@@ -302,6 +353,12 @@ void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int k
       [&](int64_t c, int64_t first_sample, int64_t samples, const at::Tensor&,
           const at::Tensor& staged_output) {
         float* next = workspace.mutable_data_ptr<float>() + c * chunk_floats;
+        if (planes.defined()) {
+          const int64_t floats = samples * p.input_sample_stride;
+          float* hi = const_cast<float*>(planes.const_data_ptr<float>());
+          split_tf32_planes(input.const_data_ptr<float>() + first_sample * p.input_sample_stride,
+                            hi, hi + planes.numel() / 2, floats, stream);
+        }
         for (const WgradPart& part : parts) {
           part.launch(first_sample, samples, staged_output, next);
           next += part.splits * split_floats;
@@ -336,35 +393,46 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
   const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, false);
   // Two parts share the workspace bound.
   const int64_t share = kWeightGradientWorkspaceFloats / (tail != nullptr ? 2 : 1);
+  const at::Tensor planes = launch.p.tma_b ? tf32_planes_for(plan, input, chunk) : at::Tensor();
   const auto run = [&](auto channels) {
     constexpr int kN = decltype(channels)::value;
     constexpr int kMTiles = m_tiles_for(kN, Ops::kHalf);
     std::vector<WgradPart> parts;
+    // The whole tiles on 32-position stages, B by TMA where planned (plan_tma_b).
+    const auto whole_tiles = [&](auto m_tiles) {
+      constexpr int kWholeMTiles = decltype(m_tiles)::value;
+      if constexpr (!Ops::kHalf) {
+        if constexpr (!Ops::kExactOperands) {
+          if (launch.p.tma_b) {
+            return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions, true>(
+                plan, launch.p, input, chunk, share, planes, stream);
+          }
+        }
+      }
+      return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions>(plan, launch.p, input,
+                                                                      chunk, share, planes, stream);
+    };
     // The lines' whole tiles (all of them where there is no tail launch).
     if constexpr (!Ops::kHalf) {
       if (launch.p.positions == kWgradShortTilePositions) {
         parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
-            plan, launch.p, input, chunk, share, stream));
+            plan, launch.p, input, chunk, share, planes, stream));
       } else if constexpr (kMTiles == 3) {
         if (launch.m_tiles == 2) {  // m_tiles_for_rows
-          parts.push_back(prepare_part<kN, 2, Ops, kWgradTilePositions>(plan, launch.p, input,
-                                                                        chunk, share, stream));
+          parts.push_back(whole_tiles(std::integral_constant<int, 2>{}));
         }
       }
     }
-    if (parts.empty()) {
-      parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradTilePositions>(plan, launch.p, input,
-                                                                          chunk, share, stream));
-    }
+    if (parts.empty()) parts.push_back(whole_tiles(std::integral_constant<int, kMTiles>{}));
     // The lines' last positions.
     if constexpr (!Ops::kHalf) {
       if (tail != nullptr) {
         parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
-            plan, tail->p, input, chunk, share, stream));
+            plan, tail->p, input, chunk, share, at::Tensor(), stream));
       }
     }
-    run_parts(plan, launch.p, kN, parts, chunk, input, grad_output, grad_weight, stream, grad_bias,
-              after_chunk);
+    run_parts(plan, launch.p, kN, parts, chunk, input, planes, grad_output, grad_weight, stream,
+              grad_bias, after_chunk);
   };
   switch (launch.channels) {
     case 16:
@@ -442,6 +510,7 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
   }
   WgmmaWgradLaunch tail;
   const bool with_tail = !half && plan_tail_launch(staged_plan, bulk_pitch > 0, launch, tail);
+  if (!half) plan_tma_b(staged_plan, launch);
   const auto run = [&](auto operands) {
     launch_for_channels<decltype(operands)>(staged_plan, launch, with_tail ? &tail : nullptr, input,
                                             grad_output, grad_weight, stream, grad_bias,

@@ -67,4 +67,30 @@ CUtensorMap encode_window_map(const at::Tensor& source, int box_width, int box_l
   return map;
 }
 
+CUtensorMap encode_swizzled_lines_map(const float* base, const int64_t (&sizes)[5], int box_width,
+                                      int box_channels) {
+  CUtensorMap map{};
+  const cuuint64_t extents[5] = {
+      static_cast<cuuint64_t>(sizes[4]), static_cast<cuuint64_t>(sizes[3]),
+      static_cast<cuuint64_t>(sizes[2]), static_cast<cuuint64_t>(sizes[1]),
+      static_cast<cuuint64_t>(sizes[0])};
+  cuuint64_t strides[4];
+  cuuint64_t stride = 4;
+  for (int i = 0; i < 4; ++i) {
+    stride *= extents[i];
+    strides[i] = stride;
+  }
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(box_width), 1, 1,
+                             static_cast<cuuint32_t>(box_channels), 1};
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  const CUresult status = encoder()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, const_cast<float*>(base), extents, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TORCH_CHECK(status == CUDA_SUCCESS, "ct3d: cuTensorMapEncodeTiled failed (", status,
+              ") for planes of sizes ", c10::IntArrayRef(sizes), " and a box of ", box_width,
+              " x ", box_channels);
+  return map;
+}
+
 }  // namespace ct3d::cuda
