@@ -31,8 +31,8 @@ constexpr int kStridedLinesStageSteps = 2;
 // apart (a lane's writes of one k lie 8 banks from the next t's: 2-way at most).
 constexpr int kStridedLinesStagedPitch = 36;
 // 64-row m-tiles per compute warpgroup for wgmma N: two up to 96 (accumulators and two
-// sets of split fragments within the 168 registers ptxas allots; above, the wgmmas
-// were serialized, C7512); one where the chain flushes.
+// sets of split fragments in the compute warpgroups' registers; n128 with two made
+// ptxas serialize the wgmmas, C7512); one where the chain flushes.
 constexpr int strided_lines_m_tiles(int n, bool flush = false) { return n <= 96 && !flush ? 2 : 1; }
 // A compute warpgroup's box: per channel its 64 x m_tiles flat rows and 4 floats, an odd
 // number of 4-float groups (the lanes' four k lie 8 banks apart).

@@ -1,11 +1,10 @@
-#include "ops/cuda/engine/tf32_planes.h"
-
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"  // split_tf32
+#include "ops/cuda/engine/tf32_planes.h"
 
 namespace ct3d::cuda {
 namespace {

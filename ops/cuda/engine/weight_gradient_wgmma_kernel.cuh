@@ -144,8 +144,9 @@ struct WgradWgmmaConfig {
   static constexpr int kBStagesAhead = 2;
   // The block starts with 168 registers a thread (64 K / 384); setmaxnreg.inc waits
   // until the producers' decrease has freed what it asks for, so 128 x (168 - 128) must
-  // cover 256 x (184 - 168). ptxas holds the compute code to 168 anyway; the producers
-  // keep their B values of three stages (kBStagesAhead + 1) without spilling in 128.
+  // cover 256 x (184 - 168). ptxas allocates the compute code up to that count (the
+  // 64-channel float32 instance uses 174, nvdisasm); the producers keep their B values
+  // of three stages (kBStagesAhead + 1) without spilling in 128.
   static constexpr int kProducerRegisters = 128;
   static constexpr int kComputeRegisters = 184;
   static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
@@ -189,9 +190,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // With B by TMA the slots start at a 1024-byte boundary (the swizzled B's atoms; the
   // host asks for 1024 bytes more).
   extern __shared__ __align__(128) char shared_pool[];
-  char* const shared =
-      Cfg::kTmaB ? shared_pool + ((1024 - (shared_address(shared_pool) & 1023)) & 1023)
-                 : shared_pool;
+  char* const shared = Cfg::kTmaB
+                           ? shared_pool + ((1024 - (shared_address(shared_pool) & 1023)) & 1023)
+                           : shared_pool;
   __shared__ __align__(8) uint64_t barriers[2 * kWgradMaxSlots];
   __shared__ int64_t pair_offset[kWgradMaxPairs];
   const int tid = threadIdx.x;
@@ -335,8 +336,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int width0 = p.width_origin + tile.width_tile * kPositions;
       const int channel = group * p.input_group_channels + channel0;
       tensor_copy_5d(b, &b_hi_map, width0, tile.h, tile.d, channel, tile.sample, full);
-      tensor_copy_5d(b + Cfg::kBPartBytes, &b_lo_map, width0, tile.h, tile.d, channel,
-                     tile.sample, full);
+      tensor_copy_5d(b + Cfg::kBPartBytes, &b_lo_map, width0, tile.h, tile.d, channel, tile.sample,
+                     full);
     };
     // Stage s's B in b_values[s % kBuffers]; unrolled loops keep every index constant.
     constexpr int kAhead = Cfg::kBStagesAhead, kBuffers = kAhead + 1;

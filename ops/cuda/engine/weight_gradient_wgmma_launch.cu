@@ -306,8 +306,7 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
   CUtensorMap b_hi_map{}, b_lo_map{};
   if constexpr (kTmaB) {
     const ConvGeometry& g = plan.geometry;
-    const int64_t sizes[5] = {chunk, g.in_channels, g.dim[0].input, g.dim[1].input,
-                              g.dim[2].input};
+    const int64_t sizes[5] = {chunk, g.in_channels, g.dim[0].input, g.dim[1].input, g.dim[2].input};
     const float* hi = planes.const_data_ptr<float>();
     b_hi_map = encode_swizzled_lines_map(hi, sizes, kPositions, kN);
     b_lo_map = encode_swizzled_lines_map(hi + planes.numel() / 2, sizes, kPositions, kN);
@@ -327,8 +326,7 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
     chunk_problem.stages_per_split = static_cast<int>(split.stages_per_split);
     kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(
         chunk_problem, input_data + first_sample * p.input_sample_stride,
-        static_cast<const Element*>(staged_output.const_data_ptr()), workspace, b_hi_map,
-        b_lo_map);
+        static_cast<const Element*>(staged_output.const_data_ptr()), workspace, b_hi_map, b_lo_map);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   return part;
@@ -409,8 +407,8 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
           }
         }
       }
-      return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions>(plan, launch.p, input,
-                                                                      chunk, share, planes, stream);
+      return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions>(plan, launch.p, input, chunk,
+                                                                      share, planes, stream);
     };
     // The lines' whole tiles (all of them where there is no tail launch).
     if constexpr (!Ops::kHalf) {

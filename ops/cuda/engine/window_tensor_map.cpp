@@ -88,8 +88,8 @@ CUtensorMap encode_swizzled_lines_map(const float* base, const int64_t (&sizes)[
       element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TORCH_CHECK(status == CUDA_SUCCESS, "ct3d: cuTensorMapEncodeTiled failed (", status,
-              ") for planes of sizes ", c10::IntArrayRef(sizes), " and a box of ", box_width,
-              " x ", box_channels);
+              ") for planes of sizes ", c10::IntArrayRef(sizes), " and a box of ", box_width, " x ",
+              box_channels);
   return map;
 }
 
