@@ -119,13 +119,12 @@ def test_weight_gradient_b_by_tma(params, mode, tma_b, monkeypatch):
 
 
 @pytest.mark.parametrize("cin, cout, groups, tma_b, splits",
-                         [(48, 48, 1, "", True), (48, 48, 1, "0", False), (32, 16, 1, "", False),
-                          (32, 16, 1, "1", True), (96, 96, 2, "1", False)])
+                         [(48, 48, 1, "1", True), (32, 16, 1, "1", True), (48, 48, 1, "", False),
+                          (48, 48, 1, "0", False), (96, 96, 2, "1", False)])
 def test_b_by_tma_splits_the_input_into_planes(cin, cout, groups, tma_b, splits, monkeypatch):
     """On sm_90 the float32 weight gradient of one group on 32-position stages splits its
-    input into hi and lo planes for TMA where that paid (48 or more input channels,
-    1296 rows here), not at 32 channels and 432 rows unless forced, never with the
-    switch off or with 2 groups of 48 (not folded into one)."""
+    input into hi and lo planes for TMA with CT3D_WGRAD_TMA_B=1 (off by default: the
+    planes' memory), never with 2 groups of 48 (not folded into one)."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the wgmma form is sm_90a's")
     monkeypatch.setenv("CT3D_WGRAD_TMA_B", tma_b)

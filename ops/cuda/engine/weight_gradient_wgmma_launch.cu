@@ -205,20 +205,15 @@ int64_t split_floats_of(const WeightGradientPlan& plan, const WgradWgmmaProblem&
 // B by TMA from the input split into hi and lo planes (KERNEL_LOG tb1): float32 stages
 // of 32 positions with three products, one group (a padded channel block's rows then
 // read zeros past the input's channels). Slots of whole 1024-byte units, for the
-// swizzled B. Where it measured faster: blocks of 48 or 64 input channels and at
-// least 1024 rows (taps x output channels): L1-61 0.94x, W-128-128-k3-s1 0.87x. With
-// fewer channels a block's B is small, and with fewer rows the split pass (12 bytes a
-// value) weighs against the mainloop's gain: L1-68 1.00x, L1-70 0.99x, N-64-32-k3-s1
-// 1.02x, the narrow and strided layers 1.04-1.09x. CT3D_WGRAD_TMA_B: 0 never, 1
-// wherever it applies. Returns whether the launch takes it.
+// swizzled B. Off unless CT3D_WGRAD_TMA_B=1: it measured 0.87-0.94x on blocks of 48-64
+// input channels (W-128-128-k3-s1, L1-61) and 1.00-1.09x on narrower ones (the split
+// pass's 12 bytes a value against a smaller gain), and its planes are twice a chunk's
+// input in memory (L1-61 about 0.6 GB more, above the default path's peak). Returns
+// whether the launch takes it.
 bool plan_tma_b(const WeightGradientPlan& plan, WgmmaWgradLaunch& launch) {
-  constexpr int kMinChannels = 48, kMinRows = 1024;
   WgradWgmmaProblem& p = launch.p;
-  const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_TMA_B");
   if (p.positions != kWgradTilePositions || plan.groups != 1 || plan.operands_exact_in_tf32 ||
-      choice == MainloopSwitch::kNever ||
-      (choice == MainloopSwitch::kWherePays &&
-       (launch.channels < kMinChannels || p.total_rows < kMinRows))) {
+      mainloop_switch("CT3D_WGRAD_TMA_B") != MainloopSwitch::kAlways) {
     return false;
   }
   const int64_t stage_bytes = (int64_t{p.stage_bytes} + 1023) / 1024 * 1024;
