@@ -11,10 +11,10 @@
 // copied once per stage whatever the number of width taps.
 //
 // Block: warpgroup 0 loads, warpgroups 1 and 2 compute kMTiles m64 tiles each.
-// - B by TMA (p.tma_b, KERNEL_LOG tb1; float32 stages of 32 positions): the input was
-//   split into hi and lo planes beforehand, and the first producer brings a stage's B
-//   as two copies in the 128-byte-swizzled K-major layout (a channel's 32 positions a
-//   row); the other producers only copy segments.
+// - B by TMA (Cfg::kTmaB, with CT3D_WGRAD_TMA_B=1; KERNEL_LOG tb1; float32 stages of
+//   32 positions): the input was split into hi and lo planes beforehand, and the first
+//   producer brings a stage's B as two copies in the 128-byte-swizzled K-major layout
+//   (a channel's 32 positions a row); the other producers only copy segments.
 // - The producers copy each pair's segment (the staged grad_output rows the stage's
 //   32 positions reach with any width tap), as one bulk copy where grad_output is
 //   staged at the segments' pitch (bulk_segments) else in cp.async pieces, and load the

@@ -1,7 +1,7 @@
 // Host side of the weight gradient on wgmma (weight_gradient_wgmma_kernel.cuh): the
 // block's rows and input channels, the segments' shared-memory layout, the split of
 // the reduction, and the launch per chunk of staged grad_output (the input is read
-// as it is, NCDHW: no staged copy of it).
+// as it is, NCDHW, or with CT3D_WGRAD_TMA_B=1 from its split hi and lo planes).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 
