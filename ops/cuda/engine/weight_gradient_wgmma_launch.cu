@@ -300,11 +300,8 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
   const int shared_bytes = p.slots * p.stage_bytes + (kTmaB ? 1024 : 0);
   CUtensorMap b_hi_map{}, b_lo_map{};
   if constexpr (kTmaB) {
-    const ConvGeometry& g = plan.geometry;
-    const int64_t sizes[5] = {chunk, g.in_channels, g.dim[0].input, g.dim[1].input, g.dim[2].input};
-    const float* hi = planes.const_data_ptr<float>();
-    b_hi_map = encode_swizzled_lines_map(hi, sizes, kPositions, kN);
-    b_lo_map = encode_swizzled_lines_map(hi + planes.numel() / 2, sizes, kPositions, kN);
+    b_hi_map = encode_swizzled_lines_map(planes[0], kPositions, kN);
+    b_lo_map = encode_swizzled_lines_map(planes[1], kPositions, kN);
   }
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
@@ -347,10 +344,10 @@ void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int k
           const at::Tensor& staged_output) {
         float* next = workspace.mutable_data_ptr<float>() + c * chunk_floats;
         if (planes.defined()) {
-          const int64_t floats = samples * p.input_sample_stride;
-          float* hi = const_cast<float*>(planes.const_data_ptr<float>());
           split_tf32_planes(input.const_data_ptr<float>() + first_sample * p.input_sample_stride,
-                            hi, hi + planes.numel() / 2, floats, stream);
+                            planes[0].mutable_data_ptr<float>(),
+                            planes[1].mutable_data_ptr<float>(), samples * p.input_sample_stride,
+                            stream);
         }
         for (const WgradPart& part : parts) {
           part.launch(first_sample, samples, staged_output, next);

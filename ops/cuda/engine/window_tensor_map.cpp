@@ -40,8 +40,12 @@ bool source_fits_boxes(const at::Tensor& source, int64_t groups, int64_t channel
          (groups == 1 || channels_per_group % 16 == 0);
 }
 
-CUtensorMap encode_window_map(const at::Tensor& source, int box_width, int box_lines,
-                              int box_channels) {
+namespace {
+
+// The map of `source` (N, C, D, H, W contiguous float32) as a 5-D tensor, innermost
+// first (W, H, D, C, N), boxes `box` in that order, out-of-bounds elements read as zero.
+CUtensorMap encode_ncdhw_map(const at::Tensor& source, const cuuint32_t (&box)[5],
+                             CUtensorMapSwizzle swizzle) {
   CUtensorMap map{};
   const cuuint64_t extents[5] = {
       static_cast<cuuint64_t>(source.size(4)), static_cast<cuuint64_t>(source.size(3)),
@@ -54,43 +58,30 @@ CUtensorMap encode_window_map(const at::Tensor& source, int box_width, int box_l
     stride *= extents[i];
     strides[i] = stride;
   }
-  const cuuint32_t box[5] = {static_cast<cuuint32_t>(box_width), static_cast<cuuint32_t>(box_lines),
-                             1, static_cast<cuuint32_t>(box_channels), 1};
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult status = encoder()(
       &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, const_cast<void*>(source.const_data_ptr()), extents,
-      strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TORCH_CHECK(status == CUDA_SUCCESS, "ct3d: cuTensorMapEncodeTiled failed (", status,
-              ") for a source of sizes ", source.sizes(), " and a box of ", box_width, " x ",
-              box_lines, " x ", box_channels);
+              ") for a source of sizes ", source.sizes(), " and a box of ", box[0], " x ", box[1],
+              " x ", box[2], " x ", box[3], " x ", box[4]);
   return map;
 }
 
-CUtensorMap encode_swizzled_lines_map(const float* base, const int64_t (&sizes)[5], int box_width,
-                                      int box_channels) {
-  CUtensorMap map{};
-  const cuuint64_t extents[5] = {
-      static_cast<cuuint64_t>(sizes[4]), static_cast<cuuint64_t>(sizes[3]),
-      static_cast<cuuint64_t>(sizes[2]), static_cast<cuuint64_t>(sizes[1]),
-      static_cast<cuuint64_t>(sizes[0])};
-  cuuint64_t strides[4];
-  cuuint64_t stride = 4;
-  for (int i = 0; i < 4; ++i) {
-    stride *= extents[i];
-    strides[i] = stride;
-  }
+}  // namespace
+
+CUtensorMap encode_window_map(const at::Tensor& source, int box_width, int box_lines,
+                              int box_channels) {
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(box_width), static_cast<cuuint32_t>(box_lines),
+                             1, static_cast<cuuint32_t>(box_channels), 1};
+  return encode_ncdhw_map(source, box, CU_TENSOR_MAP_SWIZZLE_NONE);
+}
+
+CUtensorMap encode_swizzled_lines_map(const at::Tensor& source, int box_width, int box_channels) {
   const cuuint32_t box[5] = {static_cast<cuuint32_t>(box_width), 1, 1,
                              static_cast<cuuint32_t>(box_channels), 1};
-  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
-  const CUresult status = encoder()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, const_cast<float*>(base), extents, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  TORCH_CHECK(status == CUDA_SUCCESS, "ct3d: cuTensorMapEncodeTiled failed (", status,
-              ") for planes of sizes ", c10::IntArrayRef(sizes), " and a box of ", box_width, " x ",
-              box_channels);
-  return map;
+  return encode_ncdhw_map(source, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 }  // namespace ct3d::cuda
