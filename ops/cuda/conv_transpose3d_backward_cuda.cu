@@ -29,6 +29,7 @@
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/gradients_cuda.h"
+#include "ops/cuda/winograd/winograd_forward.h"
 #include "ops/error_message.h"
 #include "ops/polyphase_input_gradient.h"
 #include "ops/reduced_precision.h"
@@ -171,6 +172,14 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
   cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
   problem.operands_exact_in_tf32 = operands_exact_in_tf32;
   if (cuda::implicit_gemm_supports(problem, g.scalar_type())) {
+    // Stride 1 through Winograd's transforms where they pay (winograd_forward.h); widened
+    // float16 / bfloat16 operands stay exact in TF32 without them.
+    at::Tensor grad_input5 = args.batched ? grad_input : grad_input.unsqueeze(0);
+    if (!operands_exact_in_tf32 && g.scalar_type() == at::kFloat &&
+        cuda::launch_winograd_input_gradient(geometry, args.batched ? g : g.unsqueeze(0), w,
+                                             grad_input5, stream)) {
+      return grad_input;
+    }
     cuda::launch_implicit_gemm(problem, g, w, at::Tensor(), grad_input, stream,
                                cuda::backward_staging_budget(g.numel()));
     return grad_input;

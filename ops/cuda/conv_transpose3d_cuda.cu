@@ -15,6 +15,7 @@
 #include "ops/cuda/engine/half_window.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/staging.h"
+#include "ops/cuda/winograd/winograd_forward.h"
 #include "ops/error_message.h"
 #include "ops/reduced_precision.h"
 
@@ -54,6 +55,13 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
   const ConvGeometry geometry = geometry_of(args);
   cuda::GatherProblem problem = cuda::forward_gather(geometry);
   problem.operands_exact_in_tf32 = operands_exact_in_tf32;
+  // Widened float16 / bfloat16 operands are exact in TF32 (one product each); the
+  // transforms would make them inexact.
+  if (!operands_exact_in_tf32 && input.scalar_type() == at::kFloat &&
+      cuda::implicit_gemm_supports(problem, at::kFloat) &&
+      cuda::launch_winograd_forward(geometry, t.input5, t.weight, t.bias, t.output5, stream)) {
+    return t.output;
+  }
   if (cuda::implicit_gemm_supports(problem, input.scalar_type())) {
     // Writes through the output's strides: contiguous or channels-last.
     cuda::launch_implicit_gemm(problem, t.input5, t.weight, t.bias, t.output5, stream,

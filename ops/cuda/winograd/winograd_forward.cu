@@ -1,0 +1,365 @@
+// Host side of the Winograd forward: the plan, the three transforms' launches around
+// the engine's GEMM, and the exact rerun behind them for non-finite values.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
+#include "ops/cuda/device_capability.h"
+#include "ops/cuda/direct_kernel.h"
+#include "ops/cuda/engine/implicit_gemm.h"
+#include "ops/cuda/engine/mainloop_switch.h"
+#include "ops/cuda/engine/wgmma_available.h"
+#include "ops/cuda/winograd/winograd_forward.h"
+#include "ops/cuda/winograd/winograd_transforms.cuh"
+
+namespace ct3d::cuda {
+namespace {
+
+constexpr int kTransformThreads = 128;
+constexpr int64_t kMaxGridYZ = 65535;
+
+// Calls f with the point counts as compile-time constants (1, 4, 6 or 8 each; not both 1).
+template <class F>
+void with_points(int points_h, int points_w, F&& f) {
+  const auto along_w = [&](auto h) {
+    switch (points_w) {
+      case 1:
+        if constexpr (decltype(h)::value != 1) f(h, std::integral_constant<int, 1>{});
+        break;
+      case 4:
+        f(h, std::integral_constant<int, 4>{});
+        break;
+      case 6:
+        f(h, std::integral_constant<int, 6>{});
+        break;
+      default:
+        f(h, std::integral_constant<int, 8>{});
+        break;
+    }
+  };
+  switch (points_h) {
+    case 1:
+      along_w(std::integral_constant<int, 1>{});
+      break;
+    case 4:
+      along_w(std::integral_constant<int, 4>{});
+      break;
+    case 6:
+      along_w(std::integral_constant<int, 6>{});
+      break;
+    default:
+      along_w(std::integral_constant<int, 8>{});
+      break;
+  }
+}
+
+// The outputs per tile: CT3D_WINOGRAD_TILES="m_hxm_w" (e.g. 4x4), else the kernel's
+// default in both dimensions, or in height alone where the engine's reduction (input
+// channels x depth taps) would be under kMinReduction: there the GEMM's blocks are too
+// short to pay for their loads and epilogue, and the width taps are better left to the
+// engine's width-tap forms (KERNEL_LOG wg1: L1-68, 32 channels x 3 depth taps, 8.97 ms
+// in height alone against 10.55 in both).
+constexpr int64_t kMinReduction = 192;
+
+void requested_tiles(const ConvGeometry& g, int& tile_h, int& tile_w) {
+  tile_h = default_winograd_tile(g.dim[1].kernel);
+  tile_w = default_winograd_tile(g.dim[2].kernel);
+  if (g.in_channels_per_group() * g.dim[0].kernel < kMinReduction && tile_h > 1) tile_w = 1;
+  const char* chosen = std::getenv("CT3D_WINOGRAD_TILES");
+  int h = 0, w = 0;
+  if (chosen != nullptr && std::sscanf(chosen, "%dx%d", &h, &w) == 2 && h >= 1 && w >= 1) {
+    tile_h = h;
+    tile_w = w;
+  }
+}
+
+void copy_matrix(const double (&from)[kMaxWinogradPoints][kMaxWinogradPoints],
+                 float (&to)[kMaxWinogradPoints][kMaxWinogradPoints]) {
+  for (int i = 0; i < kMaxWinogradPoints; ++i) {
+    for (int j = 0; j < kMaxWinogradPoints; ++j) to[i][j] = static_cast<float>(from[i][j]);
+  }
+}
+
+// The transformed weights' layout (winograd_weight_kernel): [group][cout_g][cin_g][taps].
+WeightLayout winograd_weight_layout(const ConvGeometry& reduced) {
+  const int64_t taps = reduced.taps();
+  return WeightLayout{reduced.in_channels_per_group() * reduced.out_channels_per_group() * taps,
+                      taps, reduced.in_channels_per_group() * taps};
+}
+
+unsigned blocks_for(int64_t positions) {
+  return static_cast<unsigned>((positions + kTransformThreads - 1) / kTransformThreads);
+}
+
+at::Tensor transform_weights(const WinogradPlan& plan, const ConvGeometry& g,
+                             const at::Tensor& weight, int* nonfinite, cudaStream_t stream) {
+  WinogradWeightArgs a{};
+  for (int i = 0; i < 2; ++i) {
+    for (int r = 0; r < kMaxWinogradPoints; ++r) {
+      for (int c = 0; c < kMaxWinogradPoints; ++c) {
+        a.filter[i][r][c] = plan.dim[i].filter_transform[r][c];
+      }
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    a.kernel[i] = static_cast<int>(g.dim[i].kernel);
+    a.reduced_kernel[i] = static_cast<int>(plan.reduced.dim[i].kernel);
+  }
+  a.in_channels_per_group = static_cast<int>(g.in_channels_per_group());
+  a.out_channels_per_group = static_cast<int>(g.out_channels_per_group());
+  const at::Tensor transformed =
+      at::empty({plan.reduced.in_channels * a.out_channels_per_group * plan.reduced.taps()},
+                weight.options());
+  a.windows = static_cast<int>(transformed.numel() / plan.points());
+  with_points(plan.dim[0].points, plan.dim[1].points, [&](auto h, auto w) {
+    winograd_weight_kernel<decltype(h)::value, decltype(w)::value>
+        <<<blocks_for(a.windows), kTransformThreads, 0, stream>>>(
+            a, weight.const_data_ptr<float>(), transformed.mutable_data_ptr<float>(), nonfinite);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return transformed;
+}
+
+WinogradInputArgs input_args(const WinogradPlan& plan, const ConvGeometry& g) {
+  WinogradInputArgs a{};
+  for (int i = 0; i < 2; ++i) {
+    copy_matrix(plan.dim[i].input_transform, a.transform[i]);
+    a.tile[i] = plan.dim[i].tile;
+    a.input_offset[i] = static_cast<int>(plan.dim[i].input_offset);
+    a.tiles[i] = static_cast<int>(plan.reduced.dim[1 + i].input);
+  }
+  a.depth = static_cast<int>(g.dim[0].input);
+  a.height = static_cast<int>(g.dim[1].input);
+  a.width = static_cast<int>(g.dim[2].input);
+  a.plane_positions = a.depth * a.tiles[0] * a.tiles[1];
+  a.in_channels_per_group = g.in_channels_per_group();
+  a.channels = g.in_channels;
+  return a;
+}
+
+at::Tensor transform_input(const WinogradPlan& plan, const ConvGeometry& g, const at::Tensor& input,
+                           int* nonfinite, cudaStream_t stream) {
+  const WinogradInputArgs a = input_args(plan, g);
+  at::Tensor transformed = at::empty(
+      {g.batch, plan.reduced.in_channels, a.depth, a.tiles[0], a.tiles[1]}, input.options());
+  const dim3 grid(blocks_for(a.plane_positions), static_cast<unsigned>(g.in_channels),
+                  static_cast<unsigned>(g.batch));
+  with_points(plan.dim[0].points, plan.dim[1].points, [&](auto h, auto w) {
+    winograd_input_kernel<decltype(h)::value, decltype(w)::value>
+        <<<grid, kTransformThreads, 0, stream>>>(a, input.const_data_ptr<float>(),
+                                                 transformed.mutable_data_ptr<float>(), nonfinite);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return transformed;
+}
+
+// Whether the input transform may write the engine's staged source itself: both
+// dimensions transformed (the engine then runs its gathering mainloop over depth taps
+// only, the form it takes with a staged source) and no halo but the depth's.
+bool stages_itself(const WinogradPlan& plan, const StagedLayout& layout) {
+  return plan.dim[0].transformed() && plan.dim[1].transformed() &&
+         layout.staged_extent[1] == layout.extent[1] &&
+         layout.staged_extent[2] == layout.extent[2] &&
+         layout.padded_channels_per_group % kStagedChannels == 0 &&
+         mainloop_switch("CT3D_WINOGRAD_STAGED") != MainloopSwitch::kNever;
+}
+
+at::Tensor transform_input_staged(const WinogradPlan& plan, const ConvGeometry& g,
+                                  const StagedLayout& layout, const at::Tensor& input,
+                                  int* nonfinite, cudaStream_t stream) {
+  const WinogradInputArgs a = input_args(plan, g);
+  WinogradStagedArgs s{};
+  s.padded_channels_per_group = layout.padded_channels_per_group;
+  s.row_floats = layout.padded_channels();
+  s.sample_floats = layout.staged_positions() * s.row_floats;
+  const int64_t plane_rows = layout.staged_extent[1] * layout.staged_extent[2];
+  s.halo_rows = layout.halo_low[0] * plane_rows;
+  s.channel_chunks = static_cast<int>(layout.padded_channels_per_group / kStagedChannels);
+  at::Tensor staged = at::empty({g.batch * s.sample_floats}, input.options());
+  // The depth halo planes, below and above the input's: zero, read by the border taps.
+  const int64_t high_rows =
+      (layout.staged_extent[0] - layout.halo_low[0] - layout.extent[0]) * plane_rows;
+  float* base = staged.mutable_data_ptr<float>();
+  const size_t pitch = sizeof(float) * s.sample_floats;
+  if (s.halo_rows > 0) {
+    C10_CUDA_CHECK(cudaMemset2DAsync(base, pitch, 0, sizeof(float) * s.halo_rows * s.row_floats,
+                                     g.batch, stream));
+  }
+  if (high_rows > 0) {
+    C10_CUDA_CHECK(cudaMemset2DAsync(base + (s.halo_rows + a.plane_positions) * s.row_floats, pitch,
+                                     0, sizeof(float) * high_rows * s.row_floats, g.batch, stream));
+  }
+  const dim3 grid((a.plane_positions + kStagedPositions - 1) / kStagedPositions,
+                  static_cast<unsigned>(g.groups * s.channel_chunks),
+                  static_cast<unsigned>(g.batch));
+  const dim3 block(kStagedPositions, kStagedChannels);
+  with_points(plan.dim[0].points, plan.dim[1].points, [&](auto h, auto w) {
+    constexpr int kH = decltype(h)::value, kW = decltype(w)::value;
+    if constexpr (kH > 1 && kW > 1) {
+      auto kernel = winograd_staged_input_kernel<kH, kW>;
+      const int shared_bytes = static_cast<int>(winograd_staged_shared_bytes<kH, kW>());
+      C10_CUDA_CHECK(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+      kernel<<<grid, block, shared_bytes, stream>>>(a, s, input.const_data_ptr<float>(), base,
+                                                    nonfinite);
+    }
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return staged;
+}
+
+void transform_output(const WinogradPlan& plan, const ConvGeometry& g, const at::Tensor& products,
+                      const at::Tensor& bias, at::Tensor& output, int* nonfinite,
+                      cudaStream_t stream) {
+  WinogradOutputArgs a{};
+  for (int i = 0; i < 2; ++i) {
+    copy_matrix(plan.dim[i].output_transform, a.transform[i]);
+    a.tile[i] = plan.dim[i].tile;
+    a.tiles[i] = static_cast<int>(plan.reduced.dim[1 + i].output);
+  }
+  a.depth = static_cast<int>(g.dim[0].output);
+  a.height = static_cast<int>(g.dim[1].output);
+  a.width = static_cast<int>(g.dim[2].output);
+  a.plane_positions = a.depth * a.tiles[0] * a.tiles[1];
+  a.out_channels_per_group = g.out_channels_per_group();
+  a.channels = g.out_channels;
+  for (int i = 0; i < 5; ++i) a.stride[i] = output.stride(i);
+  // Vector stores where every row of a tile starts on a vector boundary: dense rows,
+  // the other strides and the base aligned, tiles a multiple of the vector.
+  a.vector_width = 1;
+  for (const int width : {4, 2}) {
+    bool aligned = a.stride[4] == 1 && a.tile[1] % width == 0 &&
+                   reinterpret_cast<uintptr_t>(output.data_ptr()) % (4 * width) == 0;
+    for (int i = 0; i < 4; ++i) aligned = aligned && a.stride[i] % width == 0;
+    if (aligned) {
+      a.vector_width = width;
+      break;
+    }
+  }
+  const dim3 grid(blocks_for(a.plane_positions), static_cast<unsigned>(g.out_channels),
+                  static_cast<unsigned>(g.batch));
+  with_points(plan.dim[0].points, plan.dim[1].points, [&](auto h, auto w) {
+    winograd_output_kernel<decltype(h)::value, decltype(w)::value>
+        <<<grid, kTransformThreads, 0, stream>>>(
+            a, products.const_data_ptr<float>(),
+            bias.defined() ? bias.const_data_ptr<float>() : nullptr,
+            output.mutable_data_ptr<float>(), nonfinite);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// The transforms' grids (channels and samples on y and z, one plane's positions in
+// 32-bit) and the engine's limits.
+bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g) {
+  const int64_t planes[2] = {
+      g.dim[0].input * plan.reduced.dim[1].input * plan.reduced.dim[2].input,
+      g.dim[0].output * plan.reduced.dim[1].output * plan.reduced.dim[2].output};
+  for (int i = 0; i < 3; ++i) {
+    if (g.dim[i].input >= INT_MAX || g.dim[i].output >= INT_MAX) return false;
+  }
+  const int64_t weight_windows = g.in_channels * g.out_channels_per_group() * plan.reduced.taps();
+  return planes[0] < INT_MAX - kTransformThreads && planes[1] < INT_MAX - kTransformThreads &&
+         weight_windows < INT_MAX - kTransformThreads && g.in_channels <= kMaxGridYZ &&
+         g.out_channels <= kMaxGridYZ && g.batch <= kMaxGridYZ &&
+         implicit_gemm_supports(forward_gather(plan.reduced), at::kFloat);
+}
+
+}  // namespace
+
+bool winograd_pays(const ConvGeometry& geometry) {
+  return wgmma_enabled() && geometry.in_channels_per_group() >= 32 &&
+         geometry.out_channels_per_group() >= 64;
+}
+
+bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
+                             const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                             cudaStream_t stream) {
+  const MainloopSwitch choice = mainloop_switch("CT3D_WINOGRAD");
+  if (choice == MainloopSwitch::kNever || !output.is_contiguous()) return false;
+  if (choice == MainloopSwitch::kWherePays && !winograd_pays(geometry)) return false;
+  int tile_h = 1, tile_w = 1;
+  requested_tiles(geometry, tile_h, tile_w);
+  const std::optional<WinogradPlan> plan = plan_winograd(geometry, tile_h, tile_w);
+  if (!plan || !fits_launches(*plan, geometry)) return false;
+
+  // Set by any transform that meets a non-finite value; the direct kernel queued last
+  // then recomputes the output exactly (and returns at once when it is not set).
+  const at::Tensor nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
+  int* flag = nonfinite.mutable_data_ptr<int>();
+  const at::Tensor transformed_weight = transform_weights(*plan, geometry, weight, flag, stream);
+  const ConvGeometry& reduced = plan->reduced;
+  at::Tensor products = at::empty({reduced.batch, reduced.out_channels, reduced.dim[0].output,
+                                   reduced.dim[1].output, reduced.dim[2].output},
+                                  input.options());
+  GatherProblem problem = forward_gather(reduced);
+  problem.weight = winograd_weight_layout(reduced);
+  const StagedLayout layout = gather_staged_layout(problem);
+  if (stages_itself(*plan, layout)) {
+    const at::Tensor staged = transform_input_staged(*plan, geometry, layout, input, flag, stream);
+    launch_implicit_gemm(problem, staged, transformed_weight, at::Tensor(), products, stream,
+                         kUnlimitedStaging, nullptr, staged);
+  } else {
+    // No exact rerun: groups are then never folded (the direct kernel could not read
+    // the transformed weights' layout).
+    const at::Tensor transformed_input = transform_input(*plan, geometry, input, flag, stream);
+    launch_implicit_gemm(problem, transformed_input, transformed_weight, at::Tensor(), products,
+                         stream, kUnlimitedStaging);
+  }
+  transform_output(*plan, geometry, products, bias, output, flag, stream);
+  launch_direct_conv_transpose3d(geometry, input, weight, bias, output, stream, flag);
+  return true;
+}
+
+}  // namespace ct3d::cuda
+
+namespace ct3d::cuda {
+
+bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tensor& grad_output,
+                                    const at::Tensor& weight, at::Tensor& grad_input,
+                                    cudaStream_t stream) {
+  // grad_input[i] = sum over k of grad_output[i - p + k d] w[k]: with stride 1 the
+  // transposed convolution of grad_output with the weights flipped, their channels
+  // swapped within each group, and padding (k - 1) d - p, whose output extent is the
+  // input's when there is no output padding.
+  ConvGeometry swapped = geometry;
+  swapped.in_channels = geometry.out_channels;
+  swapped.out_channels = geometry.in_channels;
+  for (int i = 0; i < 3; ++i) {
+    const DimGeometry& d = geometry.dim[i];
+    const int64_t padding = (d.kernel - 1) * d.dilation - d.padding;
+    if (d.stride != 1 || padding < 0 ||
+        d.output - (d.kernel - 1) * d.dilation + 2 * d.padding != d.input) {
+      return false;
+    }
+    swapped.dim[i] = DimGeometry{d.output, d.input, d.kernel, 1, padding, d.dilation};
+  }
+  const MainloopSwitch choice = mainloop_switch("CT3D_WINOGRAD");
+  if (choice == MainloopSwitch::kNever ||
+      (choice == MainloopSwitch::kWherePays && !winograd_pays(swapped))) {
+    return false;
+  }
+  int tile_h = 1, tile_w = 1;
+  requested_tiles(swapped, tile_h, tile_w);
+  if (!plan_winograd(swapped, tile_h, tile_w)) return false;
+  const int64_t groups = geometry.groups;
+  const at::Tensor swapped_weight =
+      weight
+          .view({groups, geometry.in_channels_per_group(), geometry.out_channels_per_group(),
+                 geometry.dim[0].kernel, geometry.dim[1].kernel, geometry.dim[2].kernel})
+          .transpose(1, 2)
+          .flip({3, 4, 5})
+          .reshape({geometry.out_channels, geometry.in_channels_per_group(), geometry.dim[0].kernel,
+                    geometry.dim[1].kernel, geometry.dim[2].kernel})
+          .contiguous();
+  return launch_winograd_forward(swapped, grad_output, swapped_weight, at::Tensor(), grad_input,
+                                 stream);
+}
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,36 @@
+// The float32 forward through Winograd's transforms around the implicit-GEMM engine
+// (winograd_plan.h): the weights and the input transformed, the engine's GEMM over
+// every (group, xi_h, xi_w), the output transformed back with the bias.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include "ops/conv_geometry.h"
+
+namespace ct3d::cuda {
+
+// input: contiguous (N, C_in, D, H, W) float32; weight: contiguous; bias: contiguous or
+// undefined; output: (N, C_out, OD, OH, OW), contiguous. Runs the forward where the
+// plan applies and it pays (winograd_pays), every output written, and returns true;
+// returns false, having done nothing, elsewhere (non-contiguous output, sizes past
+// the transforms' grids or the engine's limits). CT3D_WINOGRAD=0 turns it off, =1 on
+// wherever it applies; CT3D_WINOGRAD_TILES="m_hxm_w" (e.g. 4x4) sets the outputs per tile (1: that
+// dimension not transformed) instead of default_winograd_tile.
+bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
+                             const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                             cudaStream_t stream);
+
+// The float32 input gradient of a layer with stride 1 and no output padding, as that
+// forward of grad_output (contiguous, batched) with the weights flipped and their
+// channels swapped, into grad_input (contiguous); arguments and result as
+// launch_winograd_forward, on the swapped layer.
+bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tensor& grad_output,
+                                    const at::Tensor& weight, at::Tensor& grad_input,
+                                    cudaStream_t stream);
+
+// Where the Winograd forward measured faster than the engine alone (docs/KERNEL_LOG.md,
+// wg1).
+bool winograd_pays(const ConvGeometry& geometry);
+
+}  // namespace ct3d::cuda

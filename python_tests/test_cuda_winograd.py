@@ -1,0 +1,139 @@
+"""The Winograd forward (ops/cuda/winograd: F(m, r) along height and width around the
+engine) against float64, forced on (CT3D_WINOGRAD=1) so that every case takes it: each
+kernel size it transforms (2 to 7), paddings from 0 to past the kernel, depth stride,
+dilation and output padding (the engine's part), groups, tiles other than the defaults
+(one dimension only, F(2, 3), F(6, 3)), outputs smaller than one tile, unbatched input;
+the input transform into the engine's staged source and into planes;
+the engine under it on both mainloops (CT3D_MAX_CAPABILITY=8.0: mma.sync); the input's
+scale; non-finite inputs and weights (the exact rerun); a channels-last output (not
+taken: the engine alone); the stride-1 input gradient through it, alone and in a
+training step's backward. Outputs are poisoned first. Skipped without CUDA."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from cases import ONE, ZERO, edge_case, make_tensors, reference, relative_error
+from conftest import requires_cuda
+from test_cuda_op import FLOAT32_BAR
+from window_checks import check_forward, check_input_gradient, check_input_scales
+
+pytestmark = requires_cuda
+
+# (batch, cin, cout, spatial, kernel, stride, padding, output_padding, groups, dilation)
+CASES = [
+    (2, 32, 64, (3, 8, 12), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
+    (1, 64, 64, (2, 9, 10), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),
+    (1, 16, 48, (3, 7, 11), (3, 5, 5), ONE, (1, 2, 2), ZERO, 1, ONE),
+    (2, 24, 40, (2, 6, 9), (1, 2, 4), ONE, (0, 0, 1), ZERO, 1, ONE),
+    (1, 20, 36, (2, 5, 7), (2, 6, 7), ONE, (0, 1, 3), ZERO, 1, ONE),
+    (1, 32, 32, (3, 6, 6), (3, 3, 3), ONE, (0, 2, 3), ZERO, 1, ONE),       # padding past the kernel
+    (2, 16, 32, (4, 5, 6), (3, 3, 3), (2, 1, 1), (1, 1, 1), (1, 0, 0), 1, (2, 1, 1)),
+    (2, 48, 96, (2, 6, 8), (3, 3, 3), ONE, ONE, ZERO, 3, ONE),
+    (1, 16, 16, (2, 2, 1), (2, 3, 3), ONE, ZERO, ZERO, 1, ONE),            # smaller than a tile
+    (1, 8, 24, (2, 3, 30), (1, 1, 3), ONE, ZERO, ZERO, 1, ONE),            # width only
+]
+
+# Tiles other than the defaults: (case index, "m_hxm_w").
+TILED = [(0, "1x4"), (0, "4x1"), (0, "2x2"), (0, "6x6"), (1, "6x1"), (2, "2x2"), (3, "1x5"),
+         (9, "1x6")]
+
+
+def switches(extra=None):
+    return dict({"CT3D_WINOGRAD": "1"}, **(extra or {}))
+
+
+@pytest.mark.parametrize("staged", ["1", "0"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("params", CASES)
+def test_forward_cases(params, bias, staged, monkeypatch):
+    """CT3D_WINOGRAD_STAGED=0: the input transform to planes, staged again by the engine."""
+    check_forward(edge_case(params, bias=bias), monkeypatch,
+                  switches({"CT3D_WINOGRAD_STAGED": staged}))
+
+
+@pytest.mark.parametrize("index,tiles", TILED)
+def test_forward_other_tiles(index, tiles, monkeypatch):
+    check_forward(edge_case(CASES[index], bias=True), monkeypatch,
+                  switches({"CT3D_WINOGRAD_TILES": tiles}))
+
+
+@pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[7]])
+def test_forward_on_the_mma_sync_engine(params, monkeypatch):
+    check_forward(edge_case(params, bias=True), monkeypatch,
+                  switches({"CT3D_MAX_CAPABILITY": "8.0"}))
+
+
+def test_forward_channels_last_output(monkeypatch):
+    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches(), torch.channels_last_3d)
+
+
+def test_forward_unbatched(monkeypatch):
+    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+    x = torch.randn(32, 3, 8, 12, device="cuda")
+    w = torch.randn(32, 16, 3, 3, 3, device="cuda")
+    got = torch.ops.ct3d.conv_transpose3d(x, w, None, [1], [1], [0], 1, [1])
+    expected = F.conv_transpose3d(x.double().cpu(), w.double().cpu(), None, 1, 1)
+    assert got.shape == expected.shape
+    assert relative_error(got, expected) <= FLOAT32_BAR
+
+
+def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
+    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, switches())
+
+
+@pytest.mark.parametrize("where", ["input", "weight"])
+@pytest.mark.parametrize("special", [float("nan"), float("inf")])
+def test_non_finite_values_reach_only_their_outputs(where, special, monkeypatch):
+    """A transform mixes the values of a tile (and Inf - Inf is NaN): the exact rerun
+    gives the outputs the convolution itself gives."""
+    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+    case = edge_case(CASES[0], bias=True)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    if where == "input":
+        x[1, 3, 1, 4, 5] = special
+    else:
+        w[3, 7, 1, 1, 2] = special
+    got = torch.ops.ct3d.conv_transpose3d(x, w, b, [1], [1], [0], 1, [1])
+    expected = reference(x, w, b, case)
+    assert torch.equal(got.isnan().cpu(), expected.isnan())
+    assert torch.equal(got.isinf().cpu(), expected.isinf())
+    finite = expected.isfinite()
+    assert relative_error(got.cpu()[finite], expected[finite]) <= FLOAT32_BAR
+
+
+def test_large_values_that_overflow_a_transform(monkeypatch):
+    """Inputs near float32's top: the transformed tile overflows where the convolution
+    does not; the exact rerun gives the finite result."""
+    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+    case = edge_case(CASES[1], bias=False)
+    x, w, _ = make_tensors(case, torch.float32, "cuda")
+    x = x.sign() * 3e37
+    w = w * 1e-3
+    got = torch.ops.ct3d.conv_transpose3d(x, w, None, [1], [0], [0], 1, [1])
+    expected = reference(x, w, None, case)
+    assert expected.isfinite().all()
+    assert got.isfinite().all()
+    assert relative_error(got, expected) <= FLOAT32_BAR
+
+
+# The stride-1 input gradient: the Winograd forward of grad_output with the weights
+# flipped and their channels swapped (check_input_gradient swaps the case's channels).
+@pytest.mark.parametrize("params", [CASES[0], CASES[1], CASES[2], CASES[3], CASES[4], CASES[7]])
+def test_input_gradient_cases(params, monkeypatch):
+    check_input_gradient(params, monkeypatch, switches())
+
+
+def test_all_gradients_through_autograd(monkeypatch):
+    """The training step's backward (all gradients in one call) on a wide stride-1 layer."""
+    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+    case = edge_case((2, 64, 64, (3, 8, 8), (3, 3, 3), ONE, ONE, ZERO, 1, ONE), bias=True)
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, b))
+    y = torch.ops.ct3d.conv_transpose3d(xg, wg, bg, [1], [1], [0], 1, [1])
+    gy = torch.randn_like(y)
+    y.backward(gy)
+    xd, wd, bd = (t.double().cpu().requires_grad_() for t in (x, w, b))
+    F.conv_transpose3d(xd, wd, bd, 1, 1).backward(gy.double().cpu())
+    for got, expected in ((xg.grad, xd.grad), (wg.grad, wd.grad), (bg.grad, bd.grad)):
+        assert relative_error(got, expected) <= FLOAT32_BAR
