@@ -12,9 +12,13 @@ passes; both backward ops. On sm_90a also the tap-columns form (the 13-channel c
 planes (the others); and the strided-lines form (the last three: the warp-staged stores,
 flushed chains, the lanes' stores); the wgmma weight gradient with 2 m-tiles a
 warpgroup, a last row block and a width tail (the last), with 16-position stages (the
-16-wide cases: 48 channels, and 144 in three channel blocks on its own staged copy).
+16-wide cases: 48 channels, and 144 in three channel blocks on its own staged copy);
+the Winograd forward and input gradient (the two after it; the first again with its
+input transform into planes).
 """
 
+
+import os
 
 import torch
 import torch.nn.functional as F
@@ -47,6 +51,11 @@ CASES = [
     # The wgmma weight gradient: 432 rows (2 blocks of 2 m-tiles a warpgroup, wp1) and a
     # width tail of 12 positions (KERNEL_LOG ws1).
     (2, 32, 16, 1, (3, 4, 44), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
+    # The Winograd forward and input gradient (KERNEL_LOG wg1): F(4, 3) in both dimensions
+    # into the staged source (then into planes, below); F(4, 5) with groups and padding
+    # short of the kernel's reach.
+    (1, 64, 64, 1, (3, 9, 10), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
+    (2, 128, 64, 2, (2, 6, 11), (3, 5, 5), (1, 1, 1), (0, 2, 1), (0, 0, 0), (1, 1, 1), torch.float32),
 ]
 
 
@@ -76,5 +85,7 @@ for case in CASES:
     run(case, channels_last=False, unbatched=False)
 run(CASES[1], channels_last=True, unbatched=False)
 run(CASES[5], channels_last=False, unbatched=True)
+os.environ["CT3D_WINOGRAD_STAGED"] = "0"
+run(CASES[-2], channels_last=False, unbatched=False)
 torch.cuda.synchronize()
-print(f"sanitizer cases: {len(CASES) + 2} calls, forward and backward, all correct")
+print(f"sanitizer cases: {len(CASES) + 3} calls, forward and backward, all correct")
