@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cases import ONE, ZERO, edge_case, make_tensors, reference, relative_error
+from cases import ONE, ZERO, conv_args, edge_case, make_tensors, reference, relative_error
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR
 from window_checks import check_forward, check_input_gradient, check_input_scales
@@ -137,3 +137,39 @@ def test_all_gradients_through_autograd(monkeypatch):
     F.conv_transpose3d(xd, wd, bd, 1, 1).backward(gy.double().cpu())
     for got, expected in ((xg.grad, xd.grad), (wg.grad, wd.grad), (bg.grad, bd.grad)):
         assert relative_error(got, expected) <= FLOAT32_BAR
+
+
+@pytest.mark.parametrize("staged", ["1", "0"])
+def test_forward_in_chunks_of_samples(staged, monkeypatch):
+    """A workspace budget of 0: one sample a chunk (each chunk's products land at its
+    samples' offset)."""
+    check_forward(edge_case((3, 32, 64, (3, 8, 12), (3, 3, 3), ONE, ONE, ZERO, 1, ONE), bias=True),
+                  monkeypatch, switches({"CT3D_WINOGRAD_WORKSPACE_MIB": "0",
+                                         "CT3D_WINOGRAD_STAGED": staged}))
+
+
+def winograd_kernels(case):
+    """The Winograd input-transform kernels a forward of the case launches."""
+    x, w, b = make_tensors(case, torch.float32, "cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as trace:
+        torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+        torch.cuda.synchronize()
+    return {e.name.split("(")[0].replace("void ct3d::cuda::", "") for e in trace.events()
+            if "winograd_" in e.name and "input_kernel" in e.name}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() < (9, 0),
+                    reason="the default rule takes Winograd on sm_90 only")
+@pytest.mark.parametrize("params,expected", [
+    ((1, 64, 64, (3, 8, 12), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
+     {"winograd_staged_input_kernel<6, 6>"}),
+    ((1, 32, 64, (3, 8, 12), (3, 5, 5), ONE, (1, 2, 2), ZERO, 1, ONE),
+     {"winograd_input_kernel<8, 1>"}),                 # 32 x 3 reductions: height alone
+    ((1, 48, 48, (3, 8, 12), (3, 3, 3), ONE, ONE, ZERO, 1, ONE), set()),   # the engine
+])
+def test_default_rule(params, expected, monkeypatch):
+    monkeypatch.delenv("CT3D_WINOGRAD", raising=False)
+    monkeypatch.delenv("CT3D_WINOGRAD_TILES", raising=False)
+    case = edge_case(params, bias=True)
+    assert winograd_kernels(case) == expected
+    check_forward(case, monkeypatch, {"CT3D_WINOGRAD": ""})

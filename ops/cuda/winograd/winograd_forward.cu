@@ -61,17 +61,21 @@ void with_points(int points_h, int points_w, F&& f) {
 }
 
 // The outputs per tile: CT3D_WINOGRAD_TILES="m_hxm_w" (e.g. 4x4), else the kernel's
-// default in both dimensions, or in height alone where the engine's reduction (input
-// channels x depth taps) would be under kMinReduction: there the GEMM's blocks are too
-// short to pay for their loads and epilogue, and the width taps are better left to the
-// engine's width-tap forms (KERNEL_LOG wg1: L1-68, 32 channels x 3 depth taps, 8.97 ms
-// in height alone against 10.55 in both).
+// default in both dimensions, or (unless forced on, CT3D_WINOGRAD=1) in height alone
+// where the engine's reduction (input channels x depth taps) would be under
+// kMinReduction: there the GEMM's blocks are too short to pay for their loads and
+// epilogue, and the width taps are better left to the engine's width-tap forms
+// (KERNEL_LOG wg1: L1-68, 32 channels x 3 depth taps, 8.97 ms in height alone against
+// 10.55 in both).
 constexpr int64_t kMinReduction = 192;
 
-void requested_tiles(const ConvGeometry& g, int& tile_h, int& tile_w) {
+void requested_tiles(const ConvGeometry& g, MainloopSwitch choice, int& tile_h, int& tile_w) {
   tile_h = default_winograd_tile(g.dim[1].kernel);
   tile_w = default_winograd_tile(g.dim[2].kernel);
-  if (g.in_channels_per_group() * g.dim[0].kernel < kMinReduction && tile_h > 1) tile_w = 1;
+  if (choice == MainloopSwitch::kWherePays &&
+      g.in_channels_per_group() * g.dim[0].kernel < kMinReduction && tile_h > 1) {
+    tile_w = 1;
+  }
   const char* chosen = std::getenv("CT3D_WINOGRAD_TILES");
   int h = 0, w = 0;
   if (chosen != nullptr && std::sscanf(chosen, "%dx%d", &h, &w) == 2 && h >= 1 && w >= 1) {
@@ -92,6 +96,30 @@ WeightLayout winograd_weight_layout(const ConvGeometry& reduced) {
   const int64_t taps = reduced.taps();
   return WeightLayout{reduced.in_channels_per_group() * reduced.out_channels_per_group() * taps,
                       taps, reduced.in_channels_per_group() * taps};
+}
+
+// The least workspace a chunk may take (64 MiB), so that small layers run whole.
+constexpr int64_t kMinWorkspaceFloats = int64_t{16} << 20;
+
+// The workspace a call may take, in floats: CT3D_WINOGRAD_WORKSPACE_MIB if set (for
+// tests and A/B timings), else half the layer's input and output, at least
+// kMinWorkspaceFloats.
+int64_t workspace_budget_floats(int64_t layer_floats) {
+  const char* chosen = std::getenv("CT3D_WINOGRAD_WORKSPACE_MIB");
+  if (chosen != nullptr && chosen[0] != '\0') return std::atoll(chosen) << 18;
+  return std::max<int64_t>(layer_floats / 2, kMinWorkspaceFloats);
+}
+
+// Floats a sample of a chunk takes beyond the layer's own tensors: the transformed
+// input (staged by the transform, or in planes that the engine stages again, counted
+// twice for the split copy its stride-1 forms make) and the products.
+int64_t workspace_floats_per_sample(const WinogradPlan& plan, const StagedLayout& layout,
+                                    bool staged_here) {
+  const ConvGeometry& r = plan.reduced;
+  const int64_t planes = r.in_channels * r.dim[0].input * r.dim[1].input * r.dim[2].input;
+  const int64_t staged = layout.staged_positions() * layout.padded_channels();
+  const int64_t products = r.out_channels * r.dim[0].output * r.dim[1].output * r.dim[2].output;
+  return (staged_here ? staged : planes + 2 * staged) + products;
 }
 
 unsigned blocks_for(int64_t positions) {
@@ -285,7 +313,7 @@ bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& inp
   if (choice == MainloopSwitch::kNever || !output.is_contiguous()) return false;
   if (choice == MainloopSwitch::kWherePays && !winograd_pays(geometry)) return false;
   int tile_h = 1, tile_w = 1;
-  requested_tiles(geometry, tile_h, tile_w);
+  requested_tiles(geometry, choice, tile_h, tile_w);
   const std::optional<WinogradPlan> plan = plan_winograd(geometry, tile_h, tile_w);
   if (!plan || !fits_launches(*plan, geometry)) return false;
 
@@ -294,25 +322,46 @@ bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& inp
   const at::Tensor nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
   int* flag = nonfinite.mutable_data_ptr<int>();
   const at::Tensor transformed_weight = transform_weights(*plan, geometry, weight, flag, stream);
-  const ConvGeometry& reduced = plan->reduced;
-  at::Tensor products = at::empty({reduced.batch, reduced.out_channels, reduced.dim[0].output,
-                                   reduced.dim[1].output, reduced.dim[2].output},
-                                  input.options());
-  GatherProblem problem = forward_gather(reduced);
-  problem.weight = winograd_weight_layout(reduced);
+  GatherProblem problem = forward_gather(plan->reduced);
   const StagedLayout layout = gather_staged_layout(problem);
-  if (stages_itself(*plan, layout)) {
-    const at::Tensor staged = transform_input_staged(*plan, geometry, layout, input, flag, stream);
-    launch_implicit_gemm(problem, staged, transformed_weight, at::Tensor(), products, stream,
-                         kUnlimitedStaging, nullptr, staged);
-  } else {
-    // No exact rerun: groups are then never folded (the direct kernel could not read
-    // the transformed weights' layout).
-    const at::Tensor transformed_input = transform_input(*plan, geometry, input, flag, stream);
-    launch_implicit_gemm(problem, transformed_input, transformed_weight, at::Tensor(), products,
-                         stream, kUnlimitedStaging);
+  const bool staged_here = stages_itself(*plan, layout);
+  // A chunk of samples at a time, so that the transformed input and products (2.25x the
+  // input and the output for F(4, 3) in both dimensions) stay within half of what the
+  // layer's input and output take (workspace_budget_floats): unchunked, they raised
+  // training steps' peak memory to 2-3x the default path's (KERNEL_LOG wg1).
+  const int64_t batch = geometry.batch;
+  const int64_t budget = workspace_budget_floats(input.numel() + output.numel());
+  const int64_t per_sample = workspace_floats_per_sample(*plan, layout, staged_here);
+  const int64_t chunk = std::clamp<int64_t>(budget / per_sample, 1, batch);
+  for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
+    const int64_t samples = std::min(chunk, batch - n0);
+    WinogradPlan part = *plan;
+    part.reduced.batch = samples;
+    ConvGeometry part_geometry = geometry;
+    part_geometry.batch = samples;
+    const at::Tensor part_input = input.narrow(0, n0, samples);
+    at::Tensor part_output = output.narrow(0, n0, samples);
+    const ConvGeometry& reduced = part.reduced;
+    at::Tensor products = at::empty({samples, reduced.out_channels, reduced.dim[0].output,
+                                     reduced.dim[1].output, reduced.dim[2].output},
+                                    input.options());
+    problem = forward_gather(reduced);
+    problem.weight = winograd_weight_layout(reduced);
+    if (staged_here) {
+      const at::Tensor staged =
+          transform_input_staged(part, part_geometry, layout, part_input, flag, stream);
+      launch_implicit_gemm(problem, staged, transformed_weight, at::Tensor(), products, stream,
+                           kUnlimitedStaging, nullptr, staged);
+    } else {
+      // No exact rerun: groups are then never folded (the direct kernel could not read
+      // the transformed weights' layout).
+      const at::Tensor transformed_input =
+          transform_input(part, part_geometry, part_input, flag, stream);
+      launch_implicit_gemm(problem, transformed_input, transformed_weight, at::Tensor(), products,
+                           stream, kUnlimitedStaging);
+    }
+    transform_output(part, part_geometry, products, bias, part_output, flag, stream);
   }
-  transform_output(*plan, geometry, products, bias, output, flag, stream);
   launch_direct_conv_transpose3d(geometry, input, weight, bias, output, stream, flag);
   return true;
 }
@@ -346,7 +395,7 @@ bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tens
     return false;
   }
   int tile_h = 1, tile_w = 1;
-  requested_tiles(swapped, tile_h, tile_w);
+  requested_tiles(swapped, choice, tile_h, tile_w);
   if (!plan_winograd(swapped, tile_h, tile_w)) return false;
   const int64_t groups = geometry.groups;
   const at::Tensor swapped_weight =
