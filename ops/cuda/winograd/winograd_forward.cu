@@ -98,8 +98,10 @@ WeightLayout winograd_weight_layout(const ConvGeometry& reduced) {
                       taps, reduced.in_channels_per_group() * taps};
 }
 
-// The least workspace a chunk may take (64 MiB), so that small layers run whole.
-constexpr int64_t kMinWorkspaceFloats = int64_t{16} << 20;
+// The least workspace a chunk may take (256 MiB): each chunk packs the transformed
+// weights again, which on small layers cost more than the memory saved (KERNEL_LOG wg1:
+// W-128-128-k5-s1 2.23 ms in chunks of 64 MiB, 1.28 in 256 MiB, 1.11 whole).
+constexpr int64_t kMinWorkspaceFloats = int64_t{64} << 20;
 
 // The workspace a call may take, in floats: CT3D_WINOGRAD_WORKSPACE_MIB if set (for
 // tests and A/B timings), else half the layer's input and output, at least
