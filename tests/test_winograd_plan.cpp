@@ -5,6 +5,7 @@
 
 #include "catch.h"
 #include "ops/cuda/winograd/winograd_plan.h"
+#include "ops/cuda/winograd/winograd_tile_math.h"
 
 using ct3d::ConvGeometry;
 using ct3d::DimGeometry;
@@ -115,4 +116,65 @@ TEST_CASE("the plan refuses what Winograd's F(m, r) does not cover") {
   CHECK(!plan_winograd(layer(3, 3, 1), 3, 3).has_value());  // 5 points: not built
   CHECK(!plan_winograd(layer(3, 3, 1), 7, 7).has_value());  // 9 points
   CHECK(!plan_winograd(layer(1, 3, 0), 4, 4).has_value());  // a 1-tap height
+}
+
+namespace {
+
+// One output tile of a 2-D correlation through the kernels' tile transforms
+// (winograd_tile_math.h): weights G g G^T, input BT d B, their product, AT (.) A.
+template <int kPointsH, int kPointsW>
+void check_tile(int tile_h, int kernel_h, int tile_w, int kernel_w, std::mt19937& rng) {
+  using ct3d::cuda::transform_columns;
+  using ct3d::cuda::transform_rows;
+  const WinogradDim fh = kPointsH == 1 ? WinogradDim{} : winograd_dim(tile_h, kernel_h);
+  const WinogradDim fw = kPointsW == 1 ? WinogradDim{} : winograd_dim(tile_w, kernel_w);
+  REQUIRE(fh.points == kPointsH);
+  REQUIRE(fw.points == kPointsW);
+  std::normal_distribution<double> normal;
+  constexpr int kTapsH = kPointsH == 1 ? 1 : kPointsH - 1;
+  constexpr int kTapsW = kPointsW == 1 ? 1 : kPointsW - 1;
+  constexpr int kTileH = kTapsH, kTileW = kTapsW;  // at most points - 1 outputs
+  double g[kTapsH][kTapsW] = {}, d[kPointsH][kPointsW];
+  for (int j = 0; j < kernel_h; ++j) {
+    for (int i = 0; i < kernel_w; ++i) g[j][i] = normal(rng);
+  }
+  for (auto& row : d) {
+    for (double& value : row) value = normal(rng);
+  }
+  double u_rows[kTapsH][kPointsW], u[kPointsH][kPointsW];
+  transform_rows(fw.filter_transform, g, u_rows);
+  transform_columns(fh.filter_transform, u_rows, u);
+  double v_rows[kPointsH][kPointsW], v[kPointsH][kPointsW];
+  transform_rows(fw.input_transform, d, v_rows);
+  transform_columns(fh.input_transform, v_rows, v);
+  double product[kPointsH][kPointsW];
+  for (int a = 0; a < kPointsH; ++a) {
+    for (int b = 0; b < kPointsW; ++b) product[a][b] = u[a][b] * v[a][b];
+  }
+  double y_rows[kPointsH][kTileW], y[kTileH][kTileW];
+  transform_rows(fw.output_transform, product, y_rows);
+  transform_columns(fh.output_transform, y_rows, y);
+  for (int oh = 0; oh < fh.tile; ++oh) {
+    for (int ow = 0; ow < fw.tile; ++ow) {
+      double expected = 0.0;
+      for (int j = 0; j < kernel_h; ++j) {
+        for (int i = 0; i < kernel_w; ++i) expected += g[j][i] * d[oh + j][ow + i];
+      }
+      CHECK(std::abs(y[oh][ow] - expected) <= 1e-10 * (1.0 + std::abs(expected)));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a tile through the kernels' transforms gives the 2-D correlation") {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 10; ++trial) {
+    check_tile<6, 6>(4, 3, 4, 3, rng);
+    check_tile<8, 8>(4, 5, 4, 5, rng);
+    check_tile<8, 6>(2, 7, 3, 4, rng);
+    check_tile<4, 8>(3, 2, 6, 3, rng);
+    check_tile<8, 1>(4, 5, 1, 1, rng);  // height alone: the width copied
+    check_tile<1, 6>(1, 1, 4, 3, rng);
+  }
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "ops/cuda/winograd/winograd_plan.h"
+#include "ops/cuda/winograd/winograd_tile_math.h"
 
 namespace ct3d::cuda {
 
@@ -44,6 +45,15 @@ struct WinogradOutputArgs {
 
 __device__ __forceinline__ void flag_nonfinite(float value, int* nonfinite) {
   if (!isfinite(value)) *nonfinite = 1;
+}
+
+// A tile's place in its (sample, channel) plane: depth, then tiles along height and width.
+struct TilePosition {
+  int d, th, tw;
+};
+
+__device__ __forceinline__ TilePosition tile_position(int position, const int (&tiles)[2]) {
+  return {position / tiles[1] / tiles[0], position / tiles[1] % tiles[0], position % tiles[1]};
 }
 
 // One thread per kernel window (input channel, output channel, the engine's tap): the
@@ -90,16 +100,9 @@ __global__ void winograd_weight_kernel(WinogradWeightArgs a, const float* __rest
     }
   }
   double rows[kTapsH][kPointsW];
-#pragma unroll
-  for (int jh = 0; jh < kTapsH; ++jh) {
-#pragma unroll
-    for (int xw = 0; xw < kPointsW; ++xw) {
-      double sum = 0.0;
-#pragma unroll
-      for (int jw = 0; jw < kTapsW; ++jw) sum = fma(a.filter[1][xw][jw], g[jh][jw], sum);
-      rows[jh][xw] = kPointsW == 1 ? g[jh][0] : sum;
-    }
-  }
+  transform_rows(a.filter[1], g, rows);
+  double values[kPointsH][kPointsW];
+  transform_columns(a.filter[0], rows, values);
   constexpr int kPoints = kPointsH * kPointsW;
   const int64_t xi_stride =
       int64_t{a.in_channels_per_group} * a.out_channels_per_group * reduced_taps;
@@ -109,10 +112,7 @@ __global__ void winograd_weight_kernel(WinogradWeightArgs a, const float* __rest
   for (int xh = 0; xh < kPointsH; ++xh) {
 #pragma unroll
     for (int xw = 0; xw < kPointsW; ++xw) {
-      double sum = 0.0;
-#pragma unroll
-      for (int jh = 0; jh < kTapsH; ++jh) sum = fma(a.filter[0][xh][jh], rows[jh][xw], sum);
-      const float value = static_cast<float>(kPointsH == 1 ? rows[0][xw] : sum);
+      const float value = static_cast<float>(values[xh][xw]);
       out[(xh * kPointsW + xw) * xi_stride] = value;
       finite = finite && isfinite(value);
     }
@@ -129,35 +129,21 @@ __device__ __forceinline__ void transform_input_tile(const WinogradInputArgs& a,
                                                      int tw, float (&values)[kPointsH][kPointsW]) {
   const int h0 = a.tile[0] * th - a.input_offset[0];
   const int w0 = a.tile[1] * tw - a.input_offset[1];
-  float rows[kPointsH][kPointsW];
+  float patch[kPointsH][kPointsW];
 #pragma unroll
   for (int sh = 0; sh < kPointsH; ++sh) {
     const int h = h0 + sh;
     const bool inside_h = h >= 0 && h < a.height;
-    float patch[kPointsW];
 #pragma unroll
     for (int sw = 0; sw < kPointsW; ++sw) {
       const int w = w0 + sw;
-      patch[sw] = inside_h && w >= 0 && w < a.width ? __ldg(plane + int64_t{h} * a.width + w) : 0.f;
-    }
-#pragma unroll
-    for (int xw = 0; xw < kPointsW; ++xw) {
-      float sum = 0.f;
-#pragma unroll
-      for (int sw = 0; sw < kPointsW; ++sw) sum = fmaf(a.transform[1][xw][sw], patch[sw], sum);
-      rows[sh][xw] = kPointsW == 1 ? patch[0] : sum;
+      patch[sh][sw] =
+          inside_h && w >= 0 && w < a.width ? __ldg(plane + int64_t{h} * a.width + w) : 0.f;
     }
   }
-#pragma unroll
-  for (int xh = 0; xh < kPointsH; ++xh) {
-#pragma unroll
-    for (int xw = 0; xw < kPointsW; ++xw) {
-      float sum = 0.f;
-#pragma unroll
-      for (int sh = 0; sh < kPointsH; ++sh) sum = fmaf(a.transform[0][xh][sh], rows[sh][xw], sum);
-      values[xh][xw] = kPointsH == 1 ? rows[0][xw] : sum;
-    }
-  }
+  float rows[kPointsH][kPointsW];
+  transform_rows(a.transform[1], patch, rows);
+  transform_columns(a.transform[0], rows, values);
 }
 
 // grid: (plane positions / block, channels, samples). One thread per input tile, each
@@ -168,14 +154,12 @@ __global__ void winograd_input_kernel(WinogradInputArgs a, const float* __restri
                                       float* __restrict__ transformed, int* nonfinite) {
   const int position = blockIdx.x * blockDim.x + threadIdx.x;
   if (position >= a.plane_positions) return;
-  const int tw = position % a.tiles[1];
-  const int th = position / a.tiles[1] % a.tiles[0];
-  const int d = position / a.tiles[1] / a.tiles[0];
+  const TilePosition at = tile_position(position, a.tiles);
   const int64_t channel = blockIdx.y, sample = blockIdx.z;
   float values[kPointsH][kPointsW];
   transform_input_tile<kPointsH, kPointsW>(
-      a, input + ((sample * a.channels + channel) * a.depth + d) * int64_t{a.height} * a.width, th,
-      tw, values);
+      a, input + ((sample * a.channels + channel) * a.depth + at.d) * int64_t{a.height} * a.width,
+      at.th, at.tw, values);
   const int64_t group = channel / a.in_channels_per_group;
   const int64_t c = channel % a.in_channels_per_group;
   constexpr int kPoints = kPointsH * kPointsW;
@@ -233,13 +217,11 @@ __global__ void winograd_staged_input_kernel(WinogradInputArgs a, WinogradStaged
   const int64_t sample = blockIdx.z;
   float values[kPointsH][kPointsW] = {};
   if (position < a.plane_positions && c < a.in_channels_per_group) {
-    const int tw = position % a.tiles[1];
-    const int th = position / a.tiles[1] % a.tiles[0];
-    const int d = position / a.tiles[1] / a.tiles[0];
+    const TilePosition at = tile_position(position, a.tiles);
     const int64_t channel = int64_t{group} * a.in_channels_per_group + c;
     transform_input_tile<kPointsH, kPointsW>(
-        a, input + ((sample * a.channels + channel) * a.depth + d) * int64_t{a.height} * a.width,
-        th, tw, values);
+        a, input + ((sample * a.channels + channel) * a.depth + at.d) * int64_t{a.height} * a.width,
+        at.th, at.tw, values);
   }
 #pragma unroll
   for (int xh = 0; xh < kPointsH; ++xh) {
@@ -278,9 +260,7 @@ __global__ void winograd_output_kernel(WinogradOutputArgs a, const float* __rest
                                        int* nonfinite) {
   const int position = blockIdx.x * blockDim.x + threadIdx.x;
   if (position >= a.plane_positions) return;
-  const int tw = position % a.tiles[1];
-  const int th = position / a.tiles[1] % a.tiles[0];
-  const int d = position / a.tiles[1] / a.tiles[0];
+  const TilePosition at = tile_position(position, a.tiles);
   const int64_t channel = blockIdx.y, sample = blockIdx.z;
   const int64_t group = channel / a.out_channels_per_group;
   const int64_t o = channel % a.out_channels_per_group;
@@ -292,27 +272,22 @@ __global__ void winograd_output_kernel(WinogradOutputArgs a, const float* __rest
        int64_t{a.plane_positions}) +
       position;
   constexpr int kMaxTileW = kPointsW == 1 ? 1 : kPointsW - 1;
-  float columns[kPointsH][kMaxTileW];
+  float values[kPointsH][kPointsW];
 #pragma unroll
   for (int xh = 0; xh < kPointsH; ++xh) {
-    float values[kPointsW];
 #pragma unroll
-    for (int xw = 0; xw < kPointsW; ++xw) values[xw] = __ldg(in + (xh * kPointsW + xw) * xi_stride);
-#pragma unroll
-    for (int iw = 0; iw < kMaxTileW; ++iw) {
-      float sum = 0.f;
-#pragma unroll
-      for (int xw = 0; xw < kPointsW; ++xw) sum = fmaf(a.transform[1][iw][xw], values[xw], sum);
-      columns[xh][iw] = kPointsW == 1 ? values[0] : sum;
-    }
+    for (int xw = 0; xw < kPointsW; ++xw)
+      values[xh][xw] = __ldg(in + (xh * kPointsW + xw) * xi_stride);
   }
+  float columns[kPointsH][kMaxTileW];
+  transform_rows(a.transform[1], values, columns);
   const float b = bias != nullptr ? bias[channel] : 0.f;
-  const int w0 = a.tile[1] * tw;
+  const int w0 = a.tile[1] * at.tw;
   const bool whole_row = w0 + a.tile[1] <= a.width;
   constexpr int kMaxTileH = kPointsH == 1 ? 1 : kPointsH - 1;
 #pragma unroll
   for (int ih = 0; ih < kMaxTileH; ++ih) {
-    const int h = a.tile[0] * th + ih;
+    const int h = a.tile[0] * at.th + ih;
     if (ih >= a.tile[0] || h >= a.height) break;
     float row[kMaxTileW];
 #pragma unroll
@@ -324,7 +299,7 @@ __global__ void winograd_output_kernel(WinogradOutputArgs a, const float* __rest
       row[iw] = (kPointsH == 1 ? columns[0][iw] : sum) + b;
       if (iw < a.tile[1] && w0 + iw < a.width) flag_nonfinite(row[iw], nonfinite);
     }
-    float* line = output + sample * a.stride[0] + channel * a.stride[1] + d * a.stride[2] +
+    float* line = output + sample * a.stride[0] + channel * a.stride[1] + at.d * a.stride[2] +
                   h * a.stride[3] + w0 * a.stride[4];
     // 16- or 8-byte stores where the host found the rows aligned (vector_width).
     if (whole_row && a.vector_width == 4) {
