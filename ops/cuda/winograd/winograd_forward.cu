@@ -157,18 +157,30 @@ at::Tensor transform_weights(const WinogradPlan& plan, const ConvGeometry& g,
   return transformed;
 }
 
+// The fields both transforms' arguments have: one side's matrices (BT of the input side,
+// AT of the output side), tiles and extents.
+template <class Args>
+void set_tile_shape(Args& a, const WinogradPlan& plan, const ConvGeometry& g, bool input_side) {
+  for (int i = 0; i < 2; ++i) {
+    const WinogradDim& d = plan.dim[i];
+    const DimGeometry& reduced = plan.reduced.dim[1 + i];
+    copy_matrix(input_side ? d.input_transform : d.output_transform, a.transform[i]);
+    a.tile[i] = d.tile;
+    a.tiles[i] = static_cast<int>(input_side ? reduced.input : reduced.output);
+  }
+  const auto extent = [&](int i) {
+    return static_cast<int>(input_side ? g.dim[i].input : g.dim[i].output);
+  };
+  a.depth = extent(0);
+  a.height = extent(1);
+  a.width = extent(2);
+  a.plane_positions = a.depth * a.tiles[0] * a.tiles[1];
+}
+
 WinogradInputArgs input_args(const WinogradPlan& plan, const ConvGeometry& g) {
   WinogradInputArgs a{};
-  for (int i = 0; i < 2; ++i) {
-    copy_matrix(plan.dim[i].input_transform, a.transform[i]);
-    a.tile[i] = plan.dim[i].tile;
-    a.input_offset[i] = static_cast<int>(plan.dim[i].input_offset);
-    a.tiles[i] = static_cast<int>(plan.reduced.dim[1 + i].input);
-  }
-  a.depth = static_cast<int>(g.dim[0].input);
-  a.height = static_cast<int>(g.dim[1].input);
-  a.width = static_cast<int>(g.dim[2].input);
-  a.plane_positions = a.depth * a.tiles[0] * a.tiles[1];
+  set_tile_shape(a, plan, g, true);
+  for (int i = 0; i < 2; ++i) a.input_offset[i] = static_cast<int>(plan.dim[i].input_offset);
   a.in_channels_per_group = g.in_channels_per_group();
   a.channels = g.in_channels;
   return a;
@@ -249,15 +261,7 @@ void transform_output(const WinogradPlan& plan, const ConvGeometry& g, const at:
                       const at::Tensor& bias, at::Tensor& output, int* nonfinite,
                       cudaStream_t stream) {
   WinogradOutputArgs a{};
-  for (int i = 0; i < 2; ++i) {
-    copy_matrix(plan.dim[i].output_transform, a.transform[i]);
-    a.tile[i] = plan.dim[i].tile;
-    a.tiles[i] = static_cast<int>(plan.reduced.dim[1 + i].output);
-  }
-  a.depth = static_cast<int>(g.dim[0].output);
-  a.height = static_cast<int>(g.dim[1].output);
-  a.width = static_cast<int>(g.dim[2].output);
-  a.plane_positions = a.depth * a.tiles[0] * a.tiles[1];
+  set_tile_shape(a, plan, g, false);
   a.out_channels_per_group = g.out_channels_per_group();
   a.channels = g.out_channels;
   for (int i = 0; i < 5; ++i) a.stride[i] = output.stride(i);
@@ -286,8 +290,8 @@ void transform_output(const WinogradPlan& plan, const ConvGeometry& g, const at:
 }
 
 // The transforms' grids (channels and samples on y and z, one plane's positions in
-// 32-bit) and the engine's limits.
-bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g) {
+// 32-bit) and the engine's limits on its problem.
+bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g, const GatherProblem& problem) {
   const int64_t planes[2] = {
       g.dim[0].input * plan.reduced.dim[1].input * plan.reduced.dim[2].input,
       g.dim[0].output * plan.reduced.dim[1].output * plan.reduced.dim[2].output};
@@ -298,7 +302,7 @@ bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g) {
   return planes[0] < INT_MAX - kTransformThreads && planes[1] < INT_MAX - kTransformThreads &&
          weight_windows < INT_MAX - kTransformThreads && g.in_channels <= kMaxGridYZ &&
          g.out_channels <= kMaxGridYZ && g.batch <= kMaxGridYZ &&
-         implicit_gemm_supports(forward_gather(plan.reduced), at::kFloat);
+         implicit_gemm_supports(problem, at::kFloat);
 }
 
 }  // namespace
@@ -317,14 +321,17 @@ bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& inp
   int tile_h = 1, tile_w = 1;
   requested_tiles(geometry, choice, tile_h, tile_w);
   const std::optional<WinogradPlan> plan = plan_winograd(geometry, tile_h, tile_w);
-  if (!plan || !fits_launches(*plan, geometry)) return false;
+  if (!plan) return false;
+  // The engine's problem, planned once; a chunk of samples changes only its batch.
+  GatherProblem problem = forward_gather(plan->reduced);
+  problem.weight = winograd_weight_layout(plan->reduced);
+  if (!fits_launches(*plan, geometry, problem)) return false;
 
   // Set by any transform that meets a non-finite value; the direct kernel queued last
   // then recomputes the output exactly (and returns at once when it is not set).
   const at::Tensor nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
   int* flag = nonfinite.mutable_data_ptr<int>();
   const at::Tensor transformed_weight = transform_weights(*plan, geometry, weight, flag, stream);
-  GatherProblem problem = forward_gather(plan->reduced);
   const StagedLayout layout = gather_staged_layout(problem);
   const bool staged_here = stages_itself(*plan, layout);
   // A chunk of samples at a time, so that the transformed input and products (2.25x the
@@ -347,20 +354,20 @@ bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& inp
     at::Tensor products = at::empty({samples, reduced.out_channels, reduced.dim[0].output,
                                      reduced.dim[1].output, reduced.dim[2].output},
                                     input.options());
-    problem = forward_gather(reduced);
-    problem.weight = winograd_weight_layout(reduced);
+    GatherProblem part_problem = problem;
+    part_problem.batch = samples;
     if (staged_here) {
       const at::Tensor staged =
           transform_input_staged(part, part_geometry, layout, part_input, flag, stream);
-      launch_implicit_gemm(problem, staged, transformed_weight, at::Tensor(), products, stream,
+      launch_implicit_gemm(part_problem, staged, transformed_weight, at::Tensor(), products, stream,
                            kUnlimitedStaging, nullptr, staged);
     } else {
       // No exact rerun: groups are then never folded (the direct kernel could not read
       // the transformed weights' layout).
       const at::Tensor transformed_input =
           transform_input(part, part_geometry, part_input, flag, stream);
-      launch_implicit_gemm(problem, transformed_input, transformed_weight, at::Tensor(), products,
-                           stream, kUnlimitedStaging);
+      launch_implicit_gemm(part_problem, transformed_input, transformed_weight, at::Tensor(),
+                           products, stream, kUnlimitedStaging);
     }
     transform_output(part, part_geometry, products, bias, part_output, flag, stream);
   }
