@@ -166,6 +166,14 @@ def winograd_kernels(case):
     ((1, 32, 64, (3, 8, 12), (3, 5, 5), ONE, (1, 2, 2), ZERO, 1, ONE),
      {"winograd_input_kernel<8, 1>"}),                 # 32 x 3 reductions: height alone
     ((1, 48, 48, (3, 8, 12), (3, 3, 3), ONE, ONE, ZERO, 1, ONE), set()),   # the engine
+    # Not measured faster, so the engine: a 3-tap height alone (32 x 3 reductions), and
+    # kernels of 4 taps.
+    ((1, 32, 64, (3, 8, 12), (3, 3, 3), ONE, ONE, ZERO, 1, ONE), set()),
+    ((1, 64, 64, (3, 8, 12), (3, 4, 4), ONE, ONE, ZERO, 1, ONE), set()),
+    # A 4-tap width beside a 3-tap height: the engine; beside a 5-tap one, that height alone.
+    ((1, 64, 64, (3, 8, 12), (3, 3, 4), ONE, ONE, ZERO, 1, ONE), set()),
+    ((1, 64, 64, (3, 8, 12), (3, 5, 4), ONE, (1, 2, 1), ZERO, 1, ONE),
+     {"winograd_input_kernel<8, 1>"}),
 ])
 def test_default_rule(params, expected, monkeypatch):
     monkeypatch.delenv("CT3D_WINOGRAD", raising=False)

@@ -61,20 +61,26 @@ void with_points(int points_h, int points_w, F&& f) {
 }
 
 // The outputs per tile: CT3D_WINOGRAD_TILES="m_hxm_w" (e.g. 4x4), else the kernel's
-// default in both dimensions, or (unless forced on, CT3D_WINOGRAD=1) in height alone
-// where the engine's reduction (input channels x depth taps) would be under
-// kMinReduction: there the GEMM's blocks are too short to pay for their loads and
-// epilogue, and the width taps are better left to the engine's width-tap forms
-// (KERNEL_LOG wg1: L1-68, 32 channels x 3 depth taps, 8.97 ms in height alone against
-// 10.55 in both).
+// default in both dimensions when forced on (CT3D_WINOGRAD=1), and by default only where
+// it was measured faster (KERNEL_LOG wg1): both dimensions where both kernels have 3 or 5
+// taps and the engine's reduction (input channels x depth taps) is at least
+// kMinReduction, else the height alone where it has 5 taps. Below that reduction the
+// GEMM's blocks are too short to pay for their loads and epilogue, and the width taps
+// are better left to the engine's width-tap forms (L1-68, 32 channels x 3 depth taps:
+// 8.97 ms in height alone against 10.55 in both).
 constexpr int64_t kMinReduction = 192;
 
 void requested_tiles(const ConvGeometry& g, MainloopSwitch choice, int& tile_h, int& tile_w) {
   tile_h = default_winograd_tile(g.dim[1].kernel);
   tile_w = default_winograd_tile(g.dim[2].kernel);
-  if (choice == MainloopSwitch::kWherePays &&
-      g.in_channels_per_group() * g.dim[0].kernel < kMinReduction && tile_h > 1) {
-    tile_w = 1;
+  if (choice == MainloopSwitch::kWherePays) {
+    const auto measured = [](int64_t kernel) { return kernel == 3 || kernel == 5; };
+    const bool both = measured(g.dim[1].kernel) && measured(g.dim[2].kernel) &&
+                      g.in_channels_per_group() * g.dim[0].kernel >= kMinReduction;
+    if (!both) {
+      tile_w = 1;
+      if (g.dim[1].kernel != 5) tile_h = 1;
+    }
   }
   const char* chosen = std::getenv("CT3D_WINOGRAD_TILES");
   int h = 0, w = 0;
