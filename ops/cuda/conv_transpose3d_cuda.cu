@@ -57,12 +57,12 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
   problem.operands_exact_in_tf32 = operands_exact_in_tf32;
   // Widened float16 / bfloat16 operands are exact in TF32 (one product each); the
   // transforms would make them inexact.
-  if (!operands_exact_in_tf32 && input.scalar_type() == at::kFloat &&
-      cuda::implicit_gemm_supports(problem, at::kFloat) &&
+  const bool on_engine = cuda::implicit_gemm_supports(problem, input.scalar_type());
+  if (on_engine && !operands_exact_in_tf32 && input.scalar_type() == at::kFloat &&
       cuda::launch_winograd_forward(geometry, t.input5, t.weight, t.bias, t.output5, stream)) {
     return t.output;
   }
-  if (cuda::implicit_gemm_supports(problem, input.scalar_type())) {
+  if (on_engine) {
     // Writes through the output's strides: contiguous or channels-last.
     cuda::launch_implicit_gemm(problem, t.input5, t.weight, t.bias, t.output5, stream,
                                cuda::kUnlimitedStaging, [&](const int* run_only_if) {
