@@ -44,14 +44,18 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
   std::array<int64_t, 3> low{}, extent{};
   for (int i = 0; i < 3; ++i) {
     plans[i] = plan_phases(g.dim[i]);
-    int64_t high = 0;
+    int64_t high = 0, most_positions = 0;
     for (const PhaseDimPlan& plan : plans[i]) {
+      most_positions = std::max(most_positions, plan.positions);
       for (const int64_t shift : plan.input_shift) {
         low[i] = std::max(low[i], -shift);
         high = std::max(high, plan.positions - 1 + shift - (g.dim[i].input - 1));
       }
     }
-    extent[i] = g.dim[i].input + low[i] + high;
+    // A task's tile numbers its phase positions on the box's pitch, so the box is
+    // at least as wide as every phase, also one that no tap reaches (its positions
+    // are the bias alone: output_padding beside a dilated or strided kernel).
+    extent[i] = std::max(g.dim[i].input + low[i] + high, most_positions);
   }
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
   const cpu::PaddedVolume padded = cpu::padded_copy(input, {1, 1, 1}, extent, low);
