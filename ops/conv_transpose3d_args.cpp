@@ -187,9 +187,11 @@ ConvTranspose3dArgs check_conv_transpose3d_args(
 
 at::MemoryFormat output_memory_format(const ConvTranspose3dArgs& args, const at::Tensor& input,
                                       const at::Tensor& weight) {
+  // An unbatched (4-D) output has no channels_last_3d format: PyTorch returns it
+  // contiguous whatever the weight's format.
   const bool channels_last =
-      (args.batched && input.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d) ||
-      weight.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d;
+      args.batched && (input.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d ||
+                       weight.suggest_memory_format() == at::MemoryFormat::ChannelsLast3d);
   return channels_last ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::Contiguous;
 }
 

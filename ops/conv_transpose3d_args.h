@@ -66,7 +66,7 @@ ConvTranspose3dArgs check_conv_transpose3d_args(
 Int3 expand_parameter(c10::SymIntArrayRef values, const char* name);
 
 // The output's memory format, as torch.nn.functional.conv_transpose3d chooses it:
-// channels_last_3d when a batched input or the weight is channels_last_3d.
+// channels_last_3d for a batched call whose input or weight is channels_last_3d.
 at::MemoryFormat output_memory_format(const ConvTranspose3dArgs& args, const at::Tensor& input,
                                       const at::Tensor& weight);
 
