@@ -73,9 +73,10 @@ Gradients conv_transpose3d_backward_composite(const at::Tensor& grad_output,
                                               c10::SymIntArrayRef dilation,
                                               std::array<bool, 3> output_mask);
 
-// dL/db where no fused kernel sums it: ATen's sum of grad_output over batch and
-// positions (deterministic). Asking ATen for a double sum instead copies all of
-// grad_output to double first: 22x slower on the CPU and a temporary twice its size.
+// dL/db where no fused kernel sums it: grad_output summed over batch and positions,
+// accumulated in float64 (a sum with heavy cancellation), deterministic. On the CPU
+// ct3d's own loop (ops/cpu/channel_sums.h): asking ATen for a float64 sum copies all of
+// grad_output to float64 first (22x slower, a temporary twice its size).
 at::Tensor bias_gradient(const at::Tensor& grad_output);
 Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
                                          const at::Tensor& weight, c10::SymIntArrayRef stride,

@@ -5,6 +5,7 @@
 
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
+#include "ops/cpu/channel_sums.h"
 #include "ops/op_handles.h"
 
 namespace ct3d {
@@ -30,7 +31,10 @@ Gradients conv_transpose3d_backward_composite(const at::Tensor& grad_output,
 }
 
 at::Tensor bias_gradient(const at::Tensor& grad_output) {
-  return grad_output.sum({0, 2, 3, 4});
+  if (grad_output.is_cpu()) return cpu::channel_sums(grad_output);
+  // Other devices reach this composite only when differentiated again (CUDA's
+  // backward is its own kernel) or for shapes (Meta): ATen's sum, in float64 too.
+  return grad_output.sum({0, 2, 3, 4}, false, at::kDouble).to(grad_output.scalar_type());
 }
 
 }  // namespace ct3d

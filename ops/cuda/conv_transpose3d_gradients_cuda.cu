@@ -15,6 +15,7 @@
 #include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
+#include "ops/cuda/channel_sums.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/tap_rows.h"
@@ -44,7 +45,9 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
     }
     if (output_mask[1])
       grad_weight = weight_gradient_cuda(args, input, grad_output, operands_exact_in_tf32);
-    if (output_mask[2]) grad_bias = bias_gradient(grad_output);
+    if (output_mask[2]) {
+      grad_bias = cuda::channel_sums(grad_output, c10::cuda::getCurrentCUDAStream());
+    }
     return {grad_input, grad_weight, grad_bias};
   }
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
