@@ -81,6 +81,13 @@ TEST_CASE("every shifted-window read lands on its input position or on a zero") 
       {64, {1, 1, 1}, {2, 2, 2}, one, zero, zero, one},
       {64, {2, 3, 40}, {1, 1, 11}, one, zero, zero, one},
       {64, {3, 4, 9}, {2, 3, 4}, one, {0, 2, 3}, zero, {1, 2, 1}},
+      // Dilated width taps over a one- or two-column source: the taps that never reach
+      // it are dropped, and the halos are narrower than the target's overhang (the
+      // differential harness found the target's last columns wrapped to the next line).
+      {64, {9, 3, 1}, {5, 2, 5}, one, {5, 3, 2}, {2, 2, 0}, {3, 3, 3}},
+      {57, {3, 3, 1}, {2, 1, 3}, one, {1, 0, 1}, zero, {3, 1, 3}},
+      {58, {10, 2, 1}, {4, 5, 3}, one, {1, 2, 1}, zero, {3, 1, 2}},
+      {61, {6, 11, 2}, {4, 3, 4}, one, {5, 1, 2}, {1, 1, 0}, {3, 3, 3}},
   };
   for (const Shape& s : shapes) {
     const ct3d::cuda::PhaseProblem p = forward_problem(s);
@@ -137,6 +144,10 @@ TEST_CASE("every shifted-window read lands on its input position or on a zero") 
         }
       }
     }
+    // Every target position is a column of the plane: a line holds the target's width.
+    CHECK(plan.line_pitch >= p.dim[2].max_positions);
+    CHECK(plan.column_blocks * plan.block_columns >=
+          (p.dim[1].max_positions - 1) * plan.line_pitch + p.dim[2].max_positions);
     CHECK(reads > 0);
     CHECK(wrong == 0);
     CHECK(low >= 0);

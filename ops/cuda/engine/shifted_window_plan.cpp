@@ -47,7 +47,11 @@ bool plan_compact_grid(const PhaseProblem& p, ShiftedWindowPlan& plan) {
     const int high = p.staged_extent[i] - p.source_extent[i] - p.halo_low[i];
     return p.source_extent[i] + std::max(p.halo_low[i], high);
   };
-  plan.line_pitch = compact(2);
+  // A column is a target position (qh * line_pitch + qw), so a line holds at least the
+  // target's width. Where taps that never reach the source are dropped (a dilated
+  // kernel over a short source) the halos are narrower than the target's overhang,
+  // and a pitch of width + halo wrapped the last target columns onto the next line.
+  plan.line_pitch = std::max(compact(2), p.dim[2].max_positions);
   plan.plane_lines = compact(1);
   plan.depth_planes = p.staged_extent[0];
   plan.plane_pitch = static_cast<int64_t>(plan.plane_lines) * plan.line_pitch;
