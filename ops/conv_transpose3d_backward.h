@@ -73,11 +73,17 @@ Gradients conv_transpose3d_backward_composite(const at::Tensor& grad_output,
                                               c10::SymIntArrayRef dilation,
                                               std::array<bool, 3> output_mask);
 
-// dL/db where no fused kernel sums it: grad_output summed over batch and positions,
-// accumulated in float64 (a sum with heavy cancellation), deterministic. On the CPU
-// ct3d's own loop (ops/cpu/channel_sums.h): asking ATen for a float64 sum copies all of
-// grad_output to float64 first (22x slower, a temporary twice its size).
+// dL/db as ATen's sum of grad_output over batch and positions in float64 (a sum with
+// heavy cancellation; a float32 one missed one-channel gradients by up to 1.7e-4):
+// differentiable, for the composite.
 at::Tensor bias_gradient(const at::Tensor& grad_output);
+// The backends' all-gradients kernels: the CPU's is the composite's input and weight
+// gradients and ct3d's own float64 channel sums (no float64 copy of grad_output).
+Gradients conv_transpose3d_backward_cpu(const at::Tensor& grad_output, const at::Tensor& input,
+                                        const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                        c10::SymIntArrayRef padding, c10::SymInt groups,
+                                        c10::SymIntArrayRef dilation,
+                                        std::array<bool, 3> output_mask);
 Gradients conv_transpose3d_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
                                          const at::Tensor& weight, c10::SymIntArrayRef stride,
                                          c10::SymIntArrayRef padding, c10::SymInt groups,

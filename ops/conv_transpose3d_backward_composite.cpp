@@ -1,11 +1,10 @@
 // The all-gradients op composed of the two backward ops and a sum: its kernel for
-// every backend without a fused one (CPU, Meta) and, called with autograd on, its
-// differentiable form.
+// shapes (Meta, fake tensors), the CPU kernel's input and weight gradients, and,
+// called with autograd on, its differentiable form.
 #include <ATen/ops/sum.h>
 
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
-#include "ops/cpu/channel_sums.h"
 #include "ops/op_handles.h"
 
 namespace ct3d {
@@ -31,9 +30,9 @@ Gradients conv_transpose3d_backward_composite(const at::Tensor& grad_output,
 }
 
 at::Tensor bias_gradient(const at::Tensor& grad_output) {
-  if (grad_output.is_cpu()) return cpu::channel_sums(grad_output);
-  // Other devices reach this composite only when differentiated again (CUDA's
-  // backward is its own kernel) or for shapes (Meta): ATen's sum, in float64 too.
+  // Differentiable and shape-only friendly (this composite also serves Meta, fake
+  // tensors and the differentiable backward); the backends' own kernels sum without
+  // the float64 copy (ops/cpu/channel_sums.h, ops/cuda/channel_sums.h).
   return grad_output.sum({0, 2, 3, 4}, false, at::kDouble).to(grad_output.scalar_type());
 }
 

@@ -1,5 +1,5 @@
 // Wires the composite all-gradients kernel into the dispatcher for every backend
-// without a fused one (CPU, Meta); it lives in ops/.
+// without a kernel of its own (Meta); it lives in ops/.
 #include <torch/library.h>
 
 #include "ops/conv_transpose3d_backward.h"

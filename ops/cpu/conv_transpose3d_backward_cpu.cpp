@@ -25,6 +25,7 @@
 #include "ops/conv_geometry.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/conv_transpose3d_backward_args.h"
+#include "ops/cpu/channel_sums.h"
 #include "ops/cpu/direct_correlation.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/residue_layout.h"
@@ -225,6 +226,19 @@ at::Tensor conv_transpose3d_weight_backward_cpu(const at::Tensor& input,
     weight_backward_kernel<scalar_t>(geometry_of(args), x, g, grad_weight);
   });
   return grad_weight;
+}
+
+Gradients conv_transpose3d_backward_cpu(const at::Tensor& grad_output, const at::Tensor& input,
+                                        const at::Tensor& weight, c10::SymIntArrayRef stride,
+                                        c10::SymIntArrayRef padding, c10::SymInt groups,
+                                        c10::SymIntArrayRef dilation,
+                                        std::array<bool, 3> output_mask) {
+  const bool bias = output_mask[2];
+  output_mask[2] = false;
+  Gradients gradients = conv_transpose3d_backward_composite(
+      grad_output, input, weight, stride, padding, std::move(groups), dilation, output_mask);
+  if (bias) std::get<2>(gradients) = cpu::channel_sums(grad_output);
+  return gradients;
 }
 
 }  // namespace ct3d
