@@ -51,7 +51,25 @@ def _check_torch_version():
         )
 
 
+def _warn_without_cuda_kernels():
+    """A library built without its CUDA kernels (no CUDA toolkit at build time) in a
+    process that has a GPU: say so once, at import, not at the first CUDA call."""
+    try:
+        from ct3d._build_info import CUDA_KERNELS
+    except ImportError:  # a source checkout, or a build from before the flag
+        return
+    if not CUDA_KERNELS and not os.environ.get("CT3D_LIBRARY") and torch.cuda.is_available():
+        import warnings
+
+        warnings.warn(
+            "ct3d was built without its CUDA kernels (its build found no CUDA toolkit or a CPU "
+            "build of torch): it runs on CPU tensors only. Reinstall it where nvcc is on PATH "
+            "(pip install --no-build-isolation --force-reinstall <ct3d source>).",
+            RuntimeWarning, stacklevel=2)
+
+
 _check_torch_version()
+_warn_without_cuda_kernels()
 library_path: Path = _find_library()
 torch.ops.load_library(str(library_path))
 
