@@ -41,3 +41,22 @@ TEST_CASE("CPU kernel accepts unbatched input and non-contiguous tensors") {
   CHECK_FALSE(x_strided.is_contiguous());
   CHECK(relative_error(call_kernel(ct3d::conv_transpose3d_cpu, x_strided, w, b, c), ref) < 1e-12);
 }
+
+TEST_CASE("CPU kernel writes the outputs of phases that no tap reaches") {
+  // Found by the differential harness (issue 49). Width: stride 2, dilation 2 and
+  // padding 1 leave residue 0 (two positions) without taps, wider than the one-column
+  // box the other residue needs; output_padding adds a height row no tap reaches.
+  const ConvCase phases{3,         2,         6,         2,         {2, 4, 1}, {2, 1, 3},
+                        {1, 1, 2}, {0, 0, 1}, {0, 1, 0}, {2, 2, 2}, true};
+  // No tap reaches any output position along the width: the answer is the bias alone.
+  const ConvCase none{2,         16,        16,        4,         {5, 2, 1}, {4, 2, 4},
+                      {1, 2, 1}, {2, 1, 4}, {0, 1, 0}, {2, 1, 3}, true};
+  for (const ConvCase& c : {phases, none}) {
+    auto [x, w, b] = random_tensors(c, at::kDouble, 49);
+    const at::Tensor ref = naive_conv_transpose3d(x, w, b, c);
+    // Twice: memory left by the first call is what a tile that reads past its end sees.
+    for (int run = 0; run < 2; ++run) {
+      CHECK(relative_error(call_kernel(ct3d::conv_transpose3d_cpu, x, w, b, c), ref) < 1e-12);
+    }
+  }
+}
