@@ -265,14 +265,28 @@ def width_reuse(rng: random.Random, call: Call) -> None:
     call.cout_g = rng.choice((rng.randint(9, 32), rng.randint(33, 64)))
 
 
-def tma_b(rng: random.Random, call: Call) -> None:
-    """One group, float32, blocks of 48 or 64 input channels, long lines (the weight
-    gradient's 32-position stages)."""
-    call.groups = 1
+def wgmma_weight_gradient(rng: random.Random, call: Call) -> None:
+    """float32 with input lines a multiple of 4 (its 16-byte loads) and an even number
+    of output channels per group (its 8-byte loads)."""
     call.dtype = "float32"
-    call.cin_g = rng.choice((rng.randint(33, 48), rng.randint(49, 64)))
-    call.spatial[2] = rng.randint(8, 12)
-    call.pinned += ["cin_g", "spatial2"]
+    call.spatial[2] = rng.choice((4, 8, 12))
+    call.cout_g = max(2, call.cout_g // 2 * 2)
+    call.pinned += ["spatial2", "cout_g"]
+
+
+def tma_b(rng: random.Random, call: Call) -> None:
+    """The wgmma weight gradient's B by TMA: one group, float32 (not widened)."""
+    wgmma_weight_gradient(rng, call)
+    call.groups = 1
+
+
+def half_weight_gradient(rng: random.Random, call: Call) -> None:
+    """float16 / bfloat16 with input lines a multiple of 8 and output channels per group
+    a multiple of 8 (the half form's 16-byte loads and ldmatrix rows)."""
+    half_types(rng, call)
+    call.spatial[2] = 8
+    call.cout_g = max(8, call.cout_g // 8 * 8)
+    call.pinned += ["spatial2", "cout_g"]
 
 
 def half_types(rng: random.Random, call: Call) -> None:
@@ -363,7 +377,14 @@ FORMS = [
          some_stride, doc="the strided input gradient as one stride-1 forward"),
     Form("cuda-wgrad-mma-sync", "cuda", {"CT3D_WGRAD_WGMMA": "0"},
          kernels=("weight_gradient_kernel",), doc="the mma.sync weight gradient on Hopper"),
-    Form("cuda-wgrad-tma-b", "cuda", {"CT3D_WGRAD_TMA_B": "1"}, tma_b,
+    Form("cuda-wgrad-wgmma", "cuda", {"CT3D_WGRAD_WGMMA": "1"}, wgmma_weight_gradient,
+         kernels=("weight_gradient_wgmma_kernel",),
+         doc="the wgmma weight gradient (stages of 16 positions on lines of 16 or fewer)"),
+    Form("cuda-wgrad-wgmma-32", "cuda", {"CT3D_WGRAD_WGMMA": "1", "CT3D_WGRAD_POSITIONS": "32"},
+         wgmma_weight_gradient, kernels=("weight_gradient_wgmma_kernel",),
+         doc="the wgmma weight gradient on stages of 32 positions"),
+    Form("cuda-wgrad-tma-b", "cuda",
+         {"CT3D_WGRAD_WGMMA": "1", "CT3D_WGRAD_POSITIONS": "32", "CT3D_WGRAD_TMA_B": "1"}, tma_b,
          kernels=("split_tf32_planes_kernel",),
          doc="the wgmma weight gradient with B by TMA from split planes"),
     Form("cuda-shared-staging", "cuda", {"CT3D_SHARED_STAGING": "1"}, some_stride,
@@ -373,6 +394,9 @@ FORMS = [
          doc="float16 / bfloat16 on the shifted-window and tap-rows half forms"),
     Form("cuda-half-gather", "cuda", {"CT3D_HALF_WINDOW": "0"}, half_types,
          kernels=("wgmma_half_gather_kernel",), doc="float16 / bfloat16 gathering GEMM"),
+    Form("cuda-half-wgrad", "cuda", {"CT3D_HALF_WGRAD": "1"}, half_weight_gradient,
+         kernels=("weight_gradient_wgmma_kernel",),
+         doc="float16 / bfloat16 weight gradient on wgmma"),
     Form("cuda-half-widened", "cuda",
          {"CT3D_HALF_WINDOW": "0", "CT3D_HALF_GATHER": "0", "CT3D_HALF_WGRAD": "0"}, half_types,
          doc="float16 / bfloat16 widened to the float32 engine"),
