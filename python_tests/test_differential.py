@@ -415,6 +415,12 @@ REGRESSIONS = [
     Call(batch=2, groups=4, cin_g=4, cout_g=4, spatial=[5, 2, 1], kernel=[4, 2, 4],
          stride=[1, 2, 1], padding=[2, 1, 4], output_padding=[0, 1, 0], dilation=[2, 1, 3],
          bias=False, dtype="float64"),
+    # Found by the harness on CUDA (2026-12-05, form cuda-wgrad-wgmma-32, seed 20261205,
+    # call 1802: forward error 1.42 against the GPU's float64 reference, once in about
+    # 48,000 forwards of the same path; not yet replayed): output width 1 from padding 8.
+    Call(batch=1, groups=1, cin_g=7, cout_g=6, spatial=[1, 3, 4], kernel=[1, 2, 4],
+         stride=[3, 3, 2], padding=[0, 0, 8], output_padding=[2, 2, 1], dilation=[2, 2, 3],
+         bias=False, dtype="float32", input_layout="sliced", grad_layout="channels_last"),
     # Unbatched input with a channels_last_3d weight: a 4-D output was asked for in
     # channels_last_3d ("required rank 5 tensor"); PyTorch returns it contiguous.
     Call(batch=None, groups=1, cin_g=28, cout_g=36, spatial=[7, 10, 7], kernel=[1, 1, 3],
@@ -599,12 +605,36 @@ def reference_call(torch, call: Call, x, w, b, g, device):
                           for t in leaves]
 
 
+# Calls where ct3d missed PyTorch's GPU float64 result but met its CPU one.
+REFERENCE_DISAGREEMENTS: list = []
+
+
 def check_call(torch, form: Form, call: Call, generator, poison: Poison, reference_device: str):
-    """Runs one call on the form; returns {quantity: (error, bar)} and problems found."""
+    """Runs one call on the form; returns {quantity: (error, bar)} and problems found.
+    A GPU reference that ct3d misses is computed again on the CPU, which decides (a
+    disagreement between PyTorch's own float64 paths is reported as such)."""
     x, w, b, g = make_operands(torch, call, form.device, generator)
     poison.before_call()
     out, grads = ct3d_call(torch, call, x, w, b, g)
-    ref_out, ref_grads = reference_call(torch, call, x, w, b, g, reference_device)
+    reference = reference_call(torch, call, x, w, b, g, reference_device)
+    results, problems = compare(torch, form, call, out, grads, reference, (x, w, b))
+    if problems and reference_device != "cpu":
+        cpu_results, cpu_problems = compare(torch, form, call, out, grads,
+                                            reference_call(torch, call, x, w, b, g, "cpu"),
+                                            (x, w, b))
+        if not cpu_problems:
+            REFERENCE_DISAGREEMENTS.append({"call": dataclasses.asdict(call),
+                                            "gpu_reference": problems})
+            return cpu_results, []
+        problems = [f"{p} (also against the CPU's float64)" for p in cpu_problems]
+        results = cpu_results
+    return results, problems
+
+
+def compare(torch, form: Form, call: Call, out, grads, reference, operands):
+    """{quantity: (error, bar)} and the problems of ct3d's results against a reference."""
+    ref_out, ref_grads = reference
+    x, w, b = operands
     results, problems = {}, []
     for name, got, want, operand in zip(QUANTITIES, [out] + grads, [ref_out] + ref_grads,
                                         [out, x, w, b]):
@@ -697,6 +727,7 @@ def run_form(form: Form, seed: int, count: int, coverage: int = 0, small: bool =
             "regressions": len(regressions), "failures": failures,
             "worst_error_over_bar": worst, "worst_calls": worst_calls,
             "poison": poison.active, "covered": covered, "profiled": profiled,
+            "reference_disagreements": REFERENCE_DISAGREEMENTS,
             "seconds": round(time.time() - started, 1)}
 
 
@@ -862,7 +893,7 @@ REPORTS: list = []  # read by conftest.py's summary
 
 
 def configs_per_run(device: str) -> int:
-    default = {"cpu": 2000, "cuda": 2000}[device]
+    default = {"cpu": 4000, "cuda": 2000}[device]
     return int(os.environ.get("CT3D_DIFF_CONFIGS", default))
 
 
