@@ -459,8 +459,9 @@ REGRESSIONS = [
 
 # Caps on one draw's size. The CPU's float64 reference is PyTorch's unfold-and-GEMM on
 # two cores in CI; the GPU's runs there in float64 too.
-WORK_CAP = {"cpu": 2_000_000, "cuda": 40_000_000}
-OUTPUT_CAP = {"cpu": 400_000, "cuda": 4_000_000}
+# "tiny": for racecheck, whose cost follows the shared-memory accesses it tracks.
+WORK_CAP = {"cpu": 2_000_000, "cuda": 40_000_000, "tiny": 200_000}
+OUTPUT_CAP = {"cpu": 400_000, "cuda": 4_000_000, "tiny": 50_000}
 
 
 def draw_for_form(form: Form, rng: random.Random, caps: str = "") -> Call:
@@ -672,17 +673,18 @@ def launched_kernels(torch, run: Callable[[], None]) -> set:
     return {event.name for event in prof.events()}
 
 
-def run_form(form: Form, seed: int, count: int, coverage: int = 0, small: bool = False,
+def run_form(form: Form, seed: int, count: int, coverage: int = 0, caps: str = "",
              deadline: float = 0.0) -> dict:
     """`count` draws (after the regressions) on `form` in this process, or as many as
-    run before `deadline` (a time.time(); 0: none). small: the CPU's caps and a CPU
-    reference (for runs under compute-sanitizer)."""
+    run before `deadline` (a time.time(); 0: none). caps: the size caps to draw within
+    (WORK_CAP's keys; the form's device's by default); caps smaller than the form's own
+    take the reference on the CPU (runs under compute-sanitizer)."""
     import torch  # noqa: PLC0415 (the runner's process only)
     import ct3d  # noqa: F401,PLC0415 (loads the library after the form's environment is set)
 
     poison = Poison(torch, form.device)
-    caps = "cpu" if small else form.device
-    reference_device = "cpu" if small else form.device
+    reference_device = "cpu" if caps and caps != form.device else form.device
+    caps = caps or form.device
     rng = random.Random(f"{form.name}:{seed}")
     generator = torch.Generator().manual_seed(seed)
     worst = {name: 0.0 for name in QUANTITIES}  # error / bar
@@ -747,13 +749,13 @@ def form_environment(form: Form) -> dict:
 SANITIZER_SUMMARIES = ("ERROR SUMMARY", "RACECHECK SUMMARY")
 
 
-def start_runner(form: Form, seed: int, count: int, coverage: int, small: bool, wrap: list,
+def start_runner(form: Form, seed: int, count: int, coverage: int, caps: str, wrap: list,
                  log_path: Optional[str], threads: int = 0, deadline: float = 0.0):
     command = [*wrap, sys.executable, os.path.abspath(__file__), "--form", form.name, "--seed",
                str(seed), "--count", str(count), "--coverage", str(coverage), "--deadline",
                str(deadline)]
-    if small:
-        command.append("--small")
+    if caps:
+        command += ["--caps", caps]
     log = open(log_path, "w") if log_path else subprocess.PIPE
     env = form_environment(form)
     if threads:
@@ -790,7 +792,7 @@ def sanitizer_clean(report: dict) -> bool:
     return all(line.split(":")[-1].strip().startswith("0 ") for line in report["sanitizer"])
 
 
-def run_forms(forms, seed: int, count: int, coverage: int = 0, small: bool = False,
+def run_forms(forms, seed: int, count: int, coverage: int = 0, caps: str = "",
               wrap: Optional[list] = None, jobs: int = 1, logs: Optional[str] = None,
               deadline: float = 0.0) -> list:
     """Each form in a runner process of its own, `jobs` at a time (a form's runner
@@ -802,7 +804,7 @@ def run_forms(forms, seed: int, count: int, coverage: int = 0, small: bool = Fal
         while pending and len(running) < jobs:
             form = pending.pop(0)
             log_path = os.path.join(logs, f"{form.name}.log") if logs else None
-            running.append((form, *start_runner(form, seed, count, coverage, small, wrap,
+            running.append((form, *start_runner(form, seed, count, coverage, caps, wrap,
                                                  log_path, threads, deadline)))
         form, process, log_path = running.pop(0)
         reports.append(finish_runner(form, process, log_path))
@@ -841,8 +843,9 @@ def main(argv=None) -> int:
     parser.add_argument("--count", type=int, required=True, help="random calls per form")
     parser.add_argument("--coverage", type=int, default=0,
                         help="profile the first K calls for the form's kernels (CUDA)")
-    parser.add_argument("--small", action="store_true",
-                        help="the CPU's size caps and a CPU reference (under a sanitizer)")
+    parser.add_argument("--caps", default="", choices=["", *WORK_CAP],
+                        help="size caps to draw within (default: the form's device's); "
+                        "smaller ones take a CPU reference (under a sanitizer)")
     parser.add_argument("--jobs", type=int, default=1, help="forms run at a time")
     parser.add_argument("--wrap", default="", help="command the runners run under, e.g. "
                         "'compute-sanitizer --tool memcheck'")
@@ -854,12 +857,12 @@ def main(argv=None) -> int:
     deadline = args.deadline or (time.time() + args.seconds if args.seconds else 0.0)
     forms = forms_named(args.form)
     if len(forms) == 1 and not args.wrap and not args.out:
-        report = run_form(forms[0], args.seed, args.count, args.coverage, args.small, deadline)
+        report = run_form(forms[0], args.seed, args.count, args.coverage, args.caps, deadline)
         print(json.dumps(report))
         return 1 if report["failures"] else 0
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-    reports = run_forms(forms, args.seed, args.count, args.coverage, args.small,
+    reports = run_forms(forms, args.seed, args.count, args.coverage, args.caps,
                         args.wrap.split(), args.jobs, args.out or None, deadline)
     if args.out:
         with open(os.path.join(args.out, "reports.json"), "w") as file:
@@ -873,7 +876,7 @@ def main(argv=None) -> int:
 
 
 def run_in_subprocess(form: Form, seed: int, count: int) -> dict:
-    process, log_path = start_runner(form, seed, count, 0, False, [], None)
+    process, log_path = start_runner(form, seed, count, 0, "", [], None)
     return finish_runner(form, process, log_path)
 
 

@@ -3,9 +3,10 @@
 # the build a previous call left), then every CUDA form of python_tests/test_differential.py
 # with CT3D_DIFF_CONFIGS random calls each (default 2000; the first 64 profiled for the
 # form's own kernels), then compute-sanitizer over CT3D_DIFF_SANITIZE_CONFIGS calls per
-# form (default 200) for each tool in CT3D_DIFF_TOOLS (default "memcheck initcheck
-# racecheck"; "none" skips them), without PyTorch's caching allocator so that the tools
-# see every allocation's bounds and which memory was written.
+# form (default 200; racecheck's at the harness's "tiny" caps) for each tool in
+# CT3D_DIFF_TOOLS (default "memcheck initcheck racecheck"; "none" skips them), without
+# PyTorch's caching allocator so that the tools see every allocation's bounds and which
+# memory was written.
 # Usage (repo root, on the device): bash scripts/device_differential.sh
 # CT3D_DIFF_SEED sets the seed (default: the date); CT3D_DIFF_FORMS the forms (default
 # cuda); CT3D_DIFF_JOBS the runners side by side (default 8); CT3D_DIFF_SECONDS and
@@ -42,10 +43,13 @@ tools=${CT3D_DIFF_TOOLS:-memcheck initcheck racecheck}
 [ "$tools" = none ] && tools=
 for tool in $tools; do
   start=$(date +%s)
-  extra=()
+  extra=() caps=cpu
   [ "$tool" = memcheck ] && extra=(--leak-check no)
+  # racecheck's cost follows the shared-memory accesses it tracks: smaller calls.
+  [ "$tool" = racecheck ] && caps=tiny
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 python3 python_tests/test_differential.py "${form_args[@]}" \
-    --seed "$seed" --count "${CT3D_DIFF_SANITIZE_CONFIGS:-200}" --small --jobs "${CT3D_DIFF_SANITIZE_JOBS:-16}" \
+    --seed "$seed" --count "${CT3D_DIFF_SANITIZE_CONFIGS:-200}" --caps "$caps" \
+    --jobs "${CT3D_DIFF_SANITIZE_JOBS:-16}" \
     --wrap "compute-sanitizer --tool $tool ${extra[*]}" --out "$LOGS/$tool" \
     --seconds "${CT3D_DIFF_SANITIZE_SECONDS:-400}" \
     >"$LOGS/$tool.txt" 2>"$LOGS/${tool}_failures.txt"
