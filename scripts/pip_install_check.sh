@@ -26,6 +26,6 @@ for mode in isolated no-build-isolation; do
   }
   echo "== pip install ${flags[*]} . ($mode)"
   (cd "$work" && "$venv/bin/python" -m pip install "${flags[@]}" "$source_dir") 2>&1 |
-    tee "$work/$mode.log" | tail -n 3
+    tee "$work/$mode.log" | grep -v "^WARNING: Location" | tail -n 3
   (cd "$work" && "$venv/bin/python" -c "$smoke")
 done
