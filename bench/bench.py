@@ -31,10 +31,11 @@ from torch import nn
 
 import ct3d
 from problems import PROBLEMS, BY_NUMBER
+from network_layers import NETWORK_LAYERS
 from wide_layers import NARROW_LAYERS, PROBE_LAYERS, WIDE_LAYERS
 
 ALL_PROBLEMS = {**BY_NUMBER,
-                **{p.number: p for p in WIDE_LAYERS + NARROW_LAYERS + PROBE_LAYERS}}
+                **{p.number: p for p in WIDE_LAYERS + NARROW_LAYERS + PROBE_LAYERS + NETWORK_LAYERS}}
 
 
 def median_ms(fn, inputs, warmup, reps):
@@ -170,8 +171,8 @@ def bench_arguments(description, default_reps, default_name="bench"):
     """The command line every benchmark takes."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--problems", default="level1",
-                        help="level1, wide, narrow (bench/wide_layers.py) and problem "
-                             "numbers, comma-separated")
+                        help="level1, wide, narrow (bench/wide_layers.py), networks "
+                        "(bench/network_layers.py) and problem numbers, comma-separated")
     parser.add_argument("--name", default=default_name, help="result file stem in --out")
     parser.add_argument("--reps", type=int, default=default_reps)
     parser.add_argument("--warmup", type=int, default=3)
@@ -202,8 +203,9 @@ def run_all(args, run_problem_fn, progress):
 
 
 def problem_numbers(spec):
-    """A comma-separated list of 'level1', 'wide', 'narrow' and problem numbers."""
-    sets = {"level1": PROBLEMS, "wide": WIDE_LAYERS, "narrow": NARROW_LAYERS}
+    """A comma-separated list of 'level1', 'wide', 'narrow', 'networks' and problem numbers."""
+    sets = {"level1": PROBLEMS, "wide": WIDE_LAYERS, "narrow": NARROW_LAYERS,
+            "networks": NETWORK_LAYERS}
     numbers = []
     for part in spec.split(","):
         numbers += [p.number for p in sets[part]] if part in sets else [int(part)]

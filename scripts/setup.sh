@@ -15,7 +15,10 @@ fi
 if ! python3 -c "import torch" >/dev/null 2>&1; then
   python3 -m pip install -q "torch==2.14.1" || python3 -m pip install -q "torch>=2.4,<=2.14.1"
 fi
-python3 -m pip install -q pytest numpy hypothesis "scikit-build-core>=0.11,<0.12"
+# MONAI and einops: test and benchmark dependencies only (the real networks' layers,
+# python_tests/test_network_layers.py, bench/networks.py); the package needs torch alone.
+python3 -m pip install -q pytest numpy hypothesis "scikit-build-core>=0.11,<0.12" \
+  "monai>=1.4,<1.7" einops
 
 # The CUDA code is built for every architecture in CMakeLists.txt's
 # CT3D_CUDA_ARCH_LIST (sm_80 to sm_120 and PTX), so a compile error on any of them
