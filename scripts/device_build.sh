@@ -9,7 +9,8 @@ mkdir -p "$OUT" "$LOGS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0a} PYTHONUNBUFFERED=1
 BUILD=build-device
 catch_flag=()
-[ -f .device/catch2/catch.hpp ] && catch_flag=(-DCT3D_CATCH2_SINGLE_HEADER_DIR="$PWD/.device")
+[ -f .device/catch2/catch.hpp ] &&
+  catch_flag=(-DCT3D_BUILD_TESTS=ON -DCT3D_CATCH2_SINGLE_HEADER_DIR="$PWD/.device")
 if [ "${CT3D_PREBUILT:-0}" = 1 ]; then
   # Built here beforehand against this machine's torch (scripts/build_for_device.sh):
   # no build, no Catch2.
