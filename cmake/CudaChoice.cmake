@@ -23,9 +23,8 @@ else()
   include(CheckLanguage)
   check_language(CUDA)
   if(NOT CMAKE_CUDA_COMPILER)
-    set(_ct3d_no_cuda_reason
-        "no CUDA toolkit was found (no nvcc on PATH, in /usr/local/cuda/bin, CUDACXX or "
-        "CMAKE_CUDA_COMPILER)")
+    set(_ct3d_no_cuda_reason "no CUDA toolkit was found (no nvcc on PATH, in \
+/usr/local/cuda/bin, CUDACXX or CMAKE_CUDA_COMPILER)")
   endif()
 endif()
 
@@ -33,8 +32,9 @@ if(_ct3d_no_cuda_reason STREQUAL "")
   set(CT3D_WITH_CUDA ON)
 elseif(CT3D_CUDA STREQUAL "ON")
   message(FATAL_ERROR "CT3D_CUDA=ON, but ${_ct3d_no_cuda_reason}.")
+elseif(CT3D_CUDA STREQUAL "OFF")
+  message(STATUS "ct3d: building the CPU path only (CT3D_CUDA=OFF)")
 else()
-  string(JOIN "" _ct3d_no_cuda_reason ${_ct3d_no_cuda_reason})
   message(WARNING
     "ct3d: building the CPU path only: ${_ct3d_no_cuda_reason}. "
     "torch.ops.ct3d.conv_transpose3d will run on CPU tensors and reject CUDA tensors. "
