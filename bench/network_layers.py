@@ -68,3 +68,13 @@ NETWORKS = {
     "unetr": ("UNETR", dict(in_channels=1, out_channels=2, img_size=96, feature_size=16,
                             hidden_size=768), (2, 1, 96, 96, 96)),
 }
+
+# Small versions of the three networks (overrides of the builder arguments, input
+# shape): the same blocks on inputs a CPU test affords (python_tests/test_network_layers.py,
+# bench/networks.py --small).
+SMALL_NETWORKS = {
+    "nnunet": (dict(filters=(4, 8, 8, 16, 16, 16)), (2, 1, 64, 64, 64)),
+    "unet": (dict(channels=(4, 8, 16, 16, 32)), (2, 1, 32, 32, 32)),
+    "unetr": (dict(img_size=32, feature_size=4, hidden_size=48, mlp_dim=96, num_heads=4),
+              (2, 1, 32, 32, 32)),
+}

@@ -24,22 +24,13 @@ from pathlib import Path
 import torch
 
 import ct3d
-from network_layers import NETWORKS
-
-# Test-sized variants (python_tests/test_network_layers.py uses the same).
-SMALL = {
-    "nnunet": (dict(filters=(4, 8, 8, 16, 16, 16)), (2, 1, 64, 64, 64)),
-    "unet": (dict(channels=(4, 8, 16, 16, 32)), (2, 1, 32, 32, 32)),
-    "unetr": (dict(img_size=32, feature_size=4, hidden_size=48, mlp_dim=96, num_heads=4),
-              (2, 1, 32, 32, 32)),
-}
-
+from network_layers import NETWORKS, SMALL_NETWORKS
 
 def build(name, small):
     from monai.networks import nets
 
     builder, arguments, shape = NETWORKS[name]
-    overrides, small_shape = SMALL[name] if small else ({}, shape)
+    overrides, small_shape = SMALL_NETWORKS[name] if small else ({}, shape)
     return getattr(nets, builder)(**{**arguments, **overrides}), small_shape
 
 

@@ -14,7 +14,7 @@ import ct3d
 monai_nets = pytest.importorskip("monai.networks.nets")
 pytest.importorskip("einops")  # UNETR's attention blocks
 
-from network_layers import NETWORK_LAYERS, NETWORKS  # noqa: E402
+from network_layers import NETWORK_LAYERS, NETWORKS, SMALL_NETWORKS  # noqa: E402
 
 
 def build(name, **overrides):
@@ -52,19 +52,10 @@ def test_table_holds_every_transposed_convolution_of_the_network(name):
     assert traced == table
 
 
-# Small versions of the three networks: the same blocks on inputs a CPU test affords.
-SMALL = {
-    "nnunet": (dict(filters=(4, 8, 8, 16, 16, 16)), (2, 1, 64, 64, 64)),
-    "unet": (dict(channels=(4, 8, 16, 16, 32)), (2, 1, 32, 32, 32)),
-    "unetr": (dict(img_size=32, feature_size=4, hidden_size=48, mlp_dim=96, num_heads=4),
-              (2, 1, 32, 32, 32)),
-}
-
-
-@pytest.mark.parametrize("name", sorted(SMALL))
+@pytest.mark.parametrize("name", sorted(SMALL_NETWORKS))
 def test_converted_network_matches_and_trains_like_the_original(name):
     torch.manual_seed(0)
-    overrides, shape = SMALL[name]
+    overrides, shape = SMALL_NETWORKS[name]
     reference = build(name, **overrides).double()
     converted = ct3d.convert(copy.deepcopy(reference))
     swapped = [m for m in converted.modules() if isinstance(m, ct3d.nn.ConvTranspose3d)]
