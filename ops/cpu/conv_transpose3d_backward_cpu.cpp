@@ -235,9 +235,11 @@ Gradients conv_transpose3d_backward_cpu(const at::Tensor& grad_output, const at:
                                         std::array<bool, 3> output_mask) {
   const bool bias = output_mask[2];
   output_mask[2] = false;
+  // One contiguous copy of a strided (e.g. channels-last) grad_output for all three.
+  const at::Tensor g = grad_output.contiguous();
   Gradients gradients = conv_transpose3d_backward_composite(
-      grad_output, input, weight, stride, padding, std::move(groups), dilation, output_mask);
-  if (bias) std::get<2>(gradients) = cpu::channel_sums(grad_output);
+      g, input, weight, stride, padding, std::move(groups), dilation, output_mask);
+  if (bias) std::get<2>(gradients) = cpu::channel_sums(g);
   return gradients;
 }
 
