@@ -1,10 +1,10 @@
-"""One forward mainloop switch on and off (--switch: CT3D_WIDTH_REUSE, the width-tap
-reuse mainloop, CT3D_SHIFTED_WINDOW, the shifted-window GEMM, or CT3D_TAP_ROWS, its
-tap-rows form; the library reads them on every call), in one process on the same inputs: ct3d's forward and input
+"""One forward form forced against the gathering GEMM (--form: width-reuse, shifted-window,
+tap-rows, tap-columns, strided-lines, ...: ops/forced_form.cpp's names; set between calls
+through ct3d.set_option), in one process on the same inputs: ct3d's forward and input
 gradient, with the best TF32 formulation of the forward beside them
 (bench.expert_tf32_variants).
 
-    python bench/ab_forward_mainloop.py [--switch NAME] [--problems 58,61,...] [--out DIR]
+    python bench/ab_forward_mainloop.py [--form NAME] [--problems 58,61,...] [--out DIR]
 """
 
 import json
@@ -16,10 +16,10 @@ from torch import nn
 
 import ct3d
 from bench import (ab_arguments, cudnn_tf32, expert_tf32_variants, median_ms, relative_error,
-                   timed_on_and_off)
+                   timed_forms)
 
 
-def run(problem, switch, warmup, reps):
+def run(problem, form, warmup, reps):
     torch.manual_seed(0)
     conv = nn.ConvTranspose3d(**problem.conv).cuda()
     inputs = [torch.rand(problem.input_shape(), device="cuda") for _ in range(2)]
@@ -27,8 +27,8 @@ def run(problem, switch, warmup, reps):
     row = {"label": problem.label, "gflop": problem.flops() / 1e9}
     with torch.no_grad():
         forward = lambda x: ct3d.conv_transpose3d_module(conv, x)  # noqa: E731
-        row["fwd_on"], row["fwd_off"] = timed_on_and_off(switch, forward, inputs, warmup,
-                                                             reps)
+        row["fwd_on"], row["fwd_off"] = timed_forms([form, "gather"], forward, inputs, warmup,
+                                                    reps)
         reference = F.conv_transpose3d(inputs[0].double(), conv.weight.double(),
                                        None if conv.bias is None else conv.bias.double(), *args)
         row["fwd_err"] = relative_error(forward(inputs[0]), reference)
@@ -36,8 +36,8 @@ def run(problem, switch, warmup, reps):
         in_size = list(inputs[0].shape[2:])
         dgrad = lambda x: torch.ops.ct3d.conv_transpose3d_input_backward(  # noqa: E731
             gy, conv.weight, in_size, conv.stride, conv.padding, conv.groups, conv.dilation)
-        row["dgrad_on"], row["dgrad_off"] = timed_on_and_off(
-            switch, dgrad, inputs[:1], warmup, reps)
+        row["dgrad_on"], row["dgrad_off"] = timed_forms(
+            [form, "gather"], dgrad, inputs[:1], warmup, reps)
         dgrad_ref = torch.ops.aten.convolution_backward(
             gy.double(), inputs[0].double(), conv.weight.double(), None, conv.stride, conv.padding,
             conv.dilation, True, conv.output_padding, conv.groups, [True, False, False])[0]
@@ -53,8 +53,8 @@ def run(problem, switch, warmup, reps):
 
 
 def main():
-    args, chosen = ab_arguments(switch="CT3D_WIDTH_REUSE")
-    rows = [run(p, args.switch, args.warmup, args.reps) for p in chosen]
+    args, chosen = ab_arguments(form="width-reuse")
+    rows = [run(p, args.form, args.warmup, args.reps) for p in chosen]
     print(f"{'shape':18} {'fwd on':>8} {'fwd off':>8} {'gain':>6} {'TFLOP/s':>8} {'vs TF32':>8}"
           f" {'err':>8} {'dgrad on':>9} {'off':>8} {'gain':>6} {'err':>8}")
     for r in rows:
@@ -63,7 +63,7 @@ def main():
               f"{r['expert'] / r['fwd_on']:8.2f} {r['fwd_err']:8.1e} {r['dgrad_on']:9.3f} "
               f"{r['dgrad_off']:8.3f} {r['dgrad_off'] / r['dgrad_on']:6.2f} {r['dgrad_err']:8.1e}")
     if args.out:
-        with open(os.path.join(args.out, f"ab_{args.switch.lower()}.json"), "w") as f:
+        with open(os.path.join(args.out, f"ab_{args.form}.json"), "w") as f:
             json.dump(rows, f, indent=1)
 
 

@@ -1,11 +1,12 @@
-"""One switch's settings against each other in one process, the quick A/B of a kernel
-change that has a switch: ct3d's forward, input gradient and weight gradient per
-problem, median ms per setting over alternating rounds, with cuDNN's default path in
-the same dtype.
-ct3d reads its switches on every call, so the settings share the inputs and the GPU.
+"""One option's settings against each other in one process, the quick A/B of a kernel
+form: ct3d's forward, input gradient and weight gradient per problem, median ms per
+setting over alternating rounds, with cuDNN's default path in the same dtype. The
+settings (separated by "/"; "" for the default) are set between calls through
+ct3d.set_option, so they share the inputs and the GPU.
 
-    python bench/ab_switch.py 101,102,109 float16 CT3D_HALF_WINDOW_128=1,0
+    python bench/ab_switch.py 101,102,109 float16 force_form=shifted-window/gather
         [rounds] [reps] [ops=...] [errors]
+    python bench/ab_switch.py 61,68 float32 winograd=auto/off
 
 With "errors" last, it also prints each setting's forward error against float64 (for a
 switch that changes the arithmetic, such as a chain flush interval: KERNEL_LOG tc12).
@@ -14,7 +15,6 @@ With "ops=wgrad" (or "ops=fwd,dgrad") after rounds and reps, it times only those
 is timed only when named.
 """
 
-import os
 import statistics
 import sys
 
@@ -22,13 +22,13 @@ import torch
 from torch import nn
 from torch.nn.modules.utils import _triple
 
-import ct3d  # noqa: F401  (loads the library)
+import ct3d
 from bench import ALL_PROBLEMS, median_ms
 
 numbers = [int(n) for n in sys.argv[1].split(",")]
 dtype = getattr(torch, sys.argv[2])
-switch, values = sys.argv[3].split("=")
-values = values.split(",")
+option, values = sys.argv[3].split("=", 1)
+values = values.split("/")
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
 reps = int(sys.argv[5]) if len(sys.argv) > 5 else 10
 with_errors = sys.argv[-1] == "errors"
@@ -81,7 +81,7 @@ def operations(problem):
     ]
 
 
-print(f"{'problem':18} {'op':9} " + " ".join(f"{switch[5:] + '=' + v:>16}" for v in values)
+print(f"{'problem':18} {'op':9} " + " ".join(f"{v or 'default':>16}" for v in values)
       + f" {'cuDNN':>9}")
 with torch.no_grad():
     for number in numbers:
@@ -94,19 +94,19 @@ with torch.no_grad():
             times = {v: [] for v in values}
             for _ in range(rounds):
                 for v in values:
-                    os.environ[switch] = v
+                    ct3d.set_option(option, v)
                     times[v].append(median_ms(fn, inputs, 2, reps)[0])
-            os.environ.pop(switch)
+            ct3d.set_option(option, "")
             row = " ".join(f"{statistics.median(times[v]):16.3f}" for v in values)
             print(f"{problem.label:18} {label:9} {row} {cudnn_ms:9.3f}", flush=True)
             if with_errors and label == "fwd":
                 reference = ops[2 * OP_COUNT][1](inputs[0])
                 errors = []
                 for v in values:
-                    os.environ[switch] = v
+                    ct3d.set_option(option, v)
                     out = fn(inputs[0]).double()
                     errors.append(((out - reference).norm() / reference.norm()).item())
-                os.environ.pop(switch)
+                ct3d.set_option(option, "")
                 print(f"{problem.label:18} {'fwd err':9} " +
                       " ".join(f"{e:16.2e}" for e in errors), flush=True)
                 del reference

@@ -1,11 +1,11 @@
-"""The weight gradient on wgmma and on mma.sync (CT3D_WGRAD_WGMMA, read by the library
-on every call), in one process on the same inputs, beside PyTorch's default (TF32
-cuDNN) weight gradient. Errors against float64. --switch names another variable to turn
-on and off instead (the columns keep their names: "wgmma" is on, "mma.sync" off), e.g.
-grad_output's segments by bulk copies against cp.async pieces:
+"""The weight gradient on wgmma and on mma.sync (the forms wgrad-wgmma and wgrad-mma-sync,
+forced between calls through ct3d.set_option), in one process on the same inputs,
+beside PyTorch's default (TF32 cuDNN) weight gradient. Errors against float64. --form
+names another form to time against mma.sync (the columns keep their names), e.g.
+wgrad-wgmma-32:
 
     python bench/ab_wgrad_wgmma.py [--problems level1,wide,61] [--out DIR]
-    python bench/ab_wgrad_wgmma.py --problems level1,narrow --switch CT3D_WGRAD_BULK
+    python bench/ab_wgrad_wgmma.py --problems level1,narrow --form wgrad-wgmma-32
 """
 
 import json
@@ -14,10 +14,11 @@ import os
 import torch
 from torch import nn
 
-from bench import ab_arguments, cudnn_tf32, median_ms, relative_error, timed_on_and_off
+import ct3d
+from bench import ab_arguments, cudnn_tf32, median_ms, relative_error, timed_forms
 
 
-def run(problem, warmup, reps, switch):
+def run(problem, warmup, reps, form):
     torch.manual_seed(0)
     conv = nn.ConvTranspose3d(**problem.conv).cuda()
     inputs = [torch.rand(problem.input_shape(), device="cuda") for _ in range(2)]
@@ -31,15 +32,15 @@ def run(problem, warmup, reps, switch):
         kernel = list(w.shape[2:])
         wgrad = lambda x: torch.ops.ct3d.conv_transpose3d_weight_backward(  # noqa: E731
             x, gy, kernel, stride, padding, groups, dilation)
-        row["wgmma_ms"], row["mma_sync_ms"] = timed_on_and_off(switch, wgrad, inputs,
-                                                                warmup, reps)
+        forms = [form, "wgrad-mma-sync"]
+        row["wgmma_ms"], row["mma_sync_ms"] = timed_forms(forms, wgrad, inputs, warmup, reps)
         reference = torch.ops.aten.convolution_backward(
             gy.double(), inputs[0].double(), w.double(), None, stride, padding, dilation, True,
             conv.output_padding, groups, [False, True, False])[1]
-        for mode, key in (("1", "wgmma_err"), ("0", "mma_sync_err")):
-            os.environ[switch] = mode
+        for forced, key in zip(forms, ("wgmma_err", "mma_sync_err")):
+            ct3d.set_option("force_form", forced)
             row[key] = relative_error(wgrad(inputs[0]), reference)
-        os.environ.pop(switch)
+        ct3d.set_option("force_form", "")
         default = lambda x: torch.ops.aten.convolution_backward(  # noqa: E731
             gy, x, w, None, stride, padding, dilation, True, conv.output_padding, groups,
             [False, True, False])
@@ -51,10 +52,10 @@ def run(problem, warmup, reps, switch):
 
 
 def main():
-    args, chosen = ab_arguments("CT3D_WGRAD_WGMMA")
+    args, chosen = ab_arguments("wgrad-wgmma")
     rows = []
     for p in chosen:
-        rows.append(run(p, args.warmup, args.reps, args.switch))
+        rows.append(run(p, args.warmup, args.reps, args.form))
         r = rows[-1]
         print(f"# {r['label']}: wgmma {r['wgmma_ms']:.3f} mma.sync {r['mma_sync_ms']:.3f} "
               f"default {r['default_ms']:.3f}", flush=True)

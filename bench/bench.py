@@ -212,24 +212,26 @@ def problem_numbers(spec):
     return numbers
 
 
-def timed_on_and_off(variable, fn, inputs, warmup, reps):
-    """Median ms with the environment variable at 1, then at 0 (ct3d reads its switches on
-    every call; one mode after the other, as interleaved runs would share the warm-up)."""
-    result = {}
-    for mode in ("1", "0"):
-        os.environ[variable] = mode
-        result[mode], _ = median_ms(fn, inputs, warmup, reps)
-    os.environ.pop(variable)
-    return result["1"], result["0"]
+def timed_forms(forms, fn, inputs, warmup, reps):
+    """Median ms of fn with each of the forced forms in turn (ct3d's option force_form,
+    set between calls; one after the other, as interleaved runs would share the warm-up)."""
+    import ct3d  # noqa: PLC0415 (loaded by the caller's import of ct3d already)
+
+    result = []
+    for form in forms:
+        ct3d.set_option("force_form", form)
+        result.append(median_ms(fn, inputs, warmup, reps)[0])
+    ct3d.set_option("force_form", "")
+    return result
 
 
-def ab_arguments(switch=None):
+def ab_arguments(form=None):
     """The on/off benchmarks' arguments (ab_*.py) and the problems they name: 'level1',
-    'wide', 'narrow' and problem numbers, comma-separated. With `switch`, a --switch option
-    (the environment variable to turn on and off) defaulting to it."""
+    'wide', 'narrow' and problem numbers, comma-separated. With `form`, a --form option
+    (the form to force against the family's baseline) defaulting to it."""
     parser = argparse.ArgumentParser()
-    if switch:
-        parser.add_argument("--switch", default=switch)
+    if form:
+        parser.add_argument("--form", default=form)
     parser.add_argument("--problems", default="level1,wide")
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)

@@ -1,9 +1,9 @@
 """Where one forward's time goes: the device time of each kernel ct3d's forward launches
-(torch.profiler), per call, for the named problems. ct3d's switches come from the
-environment (e.g. CT3D_WINOGRAD=1), so that a kernel change's parts can be weighed
-against each other without hardware counters.
+(torch.profiler), per call, for the named problems. ct3d's options come from the
+environment (e.g. CT3D_FORCE_FORM=winograd), so that a kernel change's parts can be
+weighed against each other without hardware counters.
 
-    CT3D_WINOGRAD=1 python bench/kernel_breakdown.py 102,109 [calls]
+    CT3D_FORCE_FORM=winograd python bench/kernel_breakdown.py 102,109 [calls]
 """
 
 import sys

@@ -1,17 +1,16 @@
 """The weight gradient alone, median ms per problem: ct3d's (its half form, and with
-CT3D_HALF_WGRAD=0 the widened float32 path) against cuDNN's in the same dtype, and each
+the form half-widened forced the widened float32 path) against cuDNN's in the same dtype, and each
 one's error against float64 (a quick check, not the benchmark's tables).
 
     python bench/time_weight_gradient.py 58,68,73 [float16|bfloat16|float32] [reps]
 """
 
-import os
 import sys
 
 import torch
 from torch import nn
 
-import ct3d  # noqa: F401  (loads the library)
+import ct3d
 from bench import ALL_PROBLEMS, median_ms, relative_error
 
 numbers = [int(n) for n in sys.argv[1].split(",")]
@@ -43,10 +42,11 @@ for number in numbers:
             [False, True, False])[1]
 
     row = {}
-    for label, switch, fn in (("half", "", ours), ("widened", "0", ours), ("cudnn", "", cudnn)):
-        os.environ["CT3D_HALF_WGRAD"] = switch
+    for label, form, fn in (("half", "", ours), ("widened", "half-widened", ours),
+                            ("cudnn", "", cudnn)):
+        ct3d.set_option("force_form", form)
         row[label], _ = median_ms(fn, grads, 2, reps)
-    os.environ["CT3D_HALF_WGRAD"] = ""
+    ct3d.set_option("force_form", "")
     reference = torch.ops.aten.convolution_backward(
         grads[0].double(), x.double(), conv.weight.double(), None, args[0], args[1], args[3],
         True, out_padding, args[2], [False, True, False])[1]

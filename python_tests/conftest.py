@@ -6,6 +6,16 @@ import ct3d  # noqa: F401  (loads the op library once for every test)
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
+@pytest.fixture(autouse=True)
+def _default_options():
+    """Every test ends with the options the environment gave (a test that forces a form,
+    forms.force, leaves nothing behind)."""
+    from forms import restore_environment_options
+
+    yield
+    restore_environment_options()
+
+
 def pytest_terminal_summary(terminalreporter):
     """The differential harness's seeds and counts (test_differential.py): the fresh
     seed changes every run, so the log must say which one ran (CT3D_DIFF_SEED replays it)."""

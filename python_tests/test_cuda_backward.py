@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from cases import ONE, TWO, ZERO, conv_args, edge_case, make_tensors, random_case, relative_error
 from conftest import requires_cuda
+from forms import force
 from test_cuda_op import FLOAT32_BAR, TILE_EDGE_CASES, poison_allocator
 
 pytestmark = requires_cuda
@@ -152,15 +153,15 @@ def test_all_gradients_op_every_mask(cin, cout, groups):
                 assert relative_error(ours, ref) <= FLOAT32_BAR, (name, mask, relative_error(ours, ref))
 
 
-@pytest.mark.parametrize("sharing", ["0", "1", ""])
+@pytest.mark.parametrize("sharing", ["unshared-staging", "shared-staging", ""])
 @pytest.mark.parametrize("cin,cout,stride", [(64, 32, 2), (128, 16, 1), (32, 24, 2)])
-def test_all_gradients_with_and_without_a_shared_copy(cin, cout, stride, sharing, monkeypatch):
-    """grad_output staged once for both gradients (CT3D_SHARED_STAGING=1), by each for
-    itself (=0), and by the rule (unset: shared only on strided layers below 64 input
-    channels; elsewhere the wgmma weight gradient reads its own copy at its segments'
-    pitch; KERNEL_LOG wp2).
+def test_all_gradients_with_and_without_a_shared_copy(cin, cout, stride, sharing):
+    """grad_output staged once for both gradients (the form shared-staging), by each for
+    itself (unshared-staging), and by the rule (shared only on strided layers below 64
+    input channels; elsewhere the wgmma weight gradient reads its own copy at its
+    segments' pitch; KERNEL_LOG wp2).
     Widths a multiple of 4, so that the wgmma weight gradient takes them on sm_90a."""
-    monkeypatch.setenv("CT3D_SHARED_STAGING", sharing)
+    force(*([sharing] if sharing else []))
     torch.manual_seed(cin + cout + stride)
     x = torch.rand(2, cin, 3, 5, 8, device="cuda")
     w = torch.randn(cin, cout, 3, 3, 3, device="cuda")
@@ -178,16 +179,14 @@ def test_all_gradients_with_and_without_a_shared_copy(cin, cout, stride, sharing
 
 
 # The float32 staging tile sizes (KERNEL_LOG s9: 256 x 32 where the padded channels
-# are whole 32-channel tiles or one, else 128 x 64; 64 x 64 and 128 x 64 forced):
-# staged copies whose tiles end mid-line and mid-channel-tile (24 channels; 66 and the
-# weight gradient's pitched rows take 128 x 64 by default), and the bias gradient's
-# partial sums, one row per tile. Through autograd (the fused op: grad_output staged
-# once), then the two separate ops (each stages its own operands).
-@pytest.mark.parametrize("tile_positions", ["64", "128", ""])
+# are whole 32-channel tiles or one, else 128 x 64): staged copies whose tiles end
+# mid-line and mid-channel-tile (24 channels; 66 and the weight gradient's pitched rows
+# take 128 x 64), and the bias gradient's partial sums, one row per tile. Through
+# autograd (the fused op: grad_output staged once), then the two separate ops (each
+# stages its own operands).
 @pytest.mark.parametrize("stride", [TWO, ONE])
 @pytest.mark.parametrize("cout", [24, 64, 66])
-def test_staging_tile_sizes_gradients(tile_positions, stride, cout, monkeypatch):
-    monkeypatch.setenv("CT3D_STAGING_TILE_POSITIONS", tile_positions)
+def test_staging_tile_sizes_gradients(stride, cout):
     case = edge_case((2, 70, cout, (5, 7, 9), (3, 3, 3), stride, ONE, ZERO, 1, ONE), bias=True)
     check_gradients(case)
     x, w, b = make_tensors(case, torch.float32, "cuda")
@@ -201,15 +200,15 @@ def test_staging_tile_sizes_gradients(tile_positions, stride, cout, monkeypatch)
         torch.ops.ct3d.conv_transpose3d_weight_backward(x, grad_output, case["kernel"], *args),
     )
     for name, got, ref in zip(("input", "weight"), separate, reference):
-        assert relative_error(got, ref) <= FLOAT32_BAR, (name, tile_positions)
+        assert relative_error(got, ref) <= FLOAT32_BAR, (name, cout)
 
 
 # The width-reuse mainloop (forced) over many tiles: input gradients of stride-2
 # layers with 24, 32 and 40 source channels and 288 tiles of 256 rows whose lines
 # start mid-tile.
 @pytest.mark.parametrize("cin,kernel", [(32, 3), (40, 4), (24, 3)])
-def test_width_reuse_input_gradient_over_many_tiles(cin, kernel, monkeypatch):
-    monkeypatch.setenv("CT3D_WIDTH_REUSE", "1")
+def test_width_reuse_input_gradient_over_many_tiles(cin, kernel):
+    force("width-reuse")
     case = edge_case((2, cin, 20, (16, 32, 72), (kernel,) * 3, TWO, ONE, ZERO, 1, ONE),
                      bias=False)
     x, w, _ = make_tensors(case, torch.float32, "cuda")

@@ -1,5 +1,5 @@
 """The half gathering GEMM (float16 / bfloat16 as they are on sm_90a; elsewhere, and
-with CT3D_HALF_GATHER=0, these cases run widened): strided, dilated, padded and grouped
+with the form half-widened forced, these cases run widened): strided, dilated, padded and grouped
 forwards and input gradients against float64, each within 5 % of the float64 result
 rounded once. Shapes: 32 to 130 target channels per group (blocks of 32, 48, 64, 96,
 128), odd chunk counts, outputs no tap reaches, phases with no positions. Skipped
@@ -27,23 +27,22 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("switch", ["", "0"])
+@pytest.mark.parametrize("forms", [["half-gather"], ["half-widened"]])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", CASES)
-def test_forward(params, dtype, switch, monkeypatch):
-    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
-                       dict(CT3D_HALF_GATHER=switch))
+def test_forward(params, dtype, forms):
+    check_half_forward(edge_case(params, bias=True), dtype, forms)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", CASES)
-def test_input_gradient(params, dtype, monkeypatch):
-    check_input_gradient(params, monkeypatch, dict(CT3D_HALF_GATHER=""), dtype)
+def test_input_gradient(params, dtype):
+    check_input_gradient(params, ["half-gather"], dtype)
 
 
-def test_forward_channels_last_output(monkeypatch):
-    check_half_forward(edge_case(CASES[1], bias=True), torch.float16, monkeypatch,
-                       dict(CT3D_HALF_GATHER=""), torch.channels_last_3d)
+def test_forward_channels_last_output():
+    check_half_forward(edge_case(CASES[1], bias=True), torch.float16, ["half-gather"],
+                       torch.channels_last_3d)
 
 
 def test_runs_on_hopper():
@@ -61,8 +60,7 @@ def test_runs_on_hopper():
 
 # Many tiles a block (the persistent grid walks tiles gridDim.x apart; the cases above
 # have about one a block): 73's geometry at a few thousand positions a phase, groups
-# with two channel blocks, six phases (3 x 1 x 2); both with a block per multiprocessor
-# and with a block per tile (CT3D_HALF_GATHER_PERSISTENT=0).
+# with two channel blocks, six phases (3 x 1 x 2); a block per multiprocessor.
 MANY_TILE_CASES = [
     (2, 32, 32, (8, 24, 40), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
     (2, 32, 512, (6, 10, 12), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), 2, (1, 1, 1)),
@@ -70,14 +68,12 @@ MANY_TILE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("persistent", ["", "0"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", MANY_TILE_CASES)
-def test_forward_many_tiles(params, dtype, persistent, monkeypatch):
-    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
-                       dict(CT3D_HALF_GATHER="", CT3D_HALF_GATHER_PERSISTENT=persistent))
+def test_forward_many_tiles(params, dtype):
+    check_half_forward(edge_case(params, bias=True), dtype, ["half-gather"])
 
 
 @pytest.mark.parametrize("params", MANY_TILE_CASES)
-def test_input_gradient_many_tiles(params, monkeypatch):
-    check_input_gradient(params, monkeypatch, dict(CT3D_HALF_GATHER=""), torch.float16)
+def test_input_gradient_many_tiles(params):
+    check_input_gradient(params, ["half-gather"], torch.float16)

@@ -4,7 +4,8 @@ tiling finds hard: lines longer than a block, blocks that end inside a line, pad
 channel blocks (48 of 64 used), several channel blocks, dilation with output padding,
 long width kernels, tiny planes, the half form's blocks of 128 channels; the forward and
 the stride-1 input gradient.
-Both settings (CT3D_SHIFTED_WINDOW=1 and =0) must meet the bar. Skipped without CUDA."""
+Forced on (the form shifted-window) and off (the gathering GEMM), both must meet the bar.
+Skipped without CUDA."""
 
 import pytest
 import torch
@@ -33,61 +34,59 @@ CASES = [
 ]
 
 
-def switches(mode):
-    return {"CT3D_SHIFTED_WINDOW": mode}
+def forms(mode):
+    return ["shifted-window"] if mode == "1" else ["gather"]
 
 
 @pytest.mark.parametrize("mode", ["1", "0"])
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, mode, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch, switches(mode))
+def test_forward_cases(params, mode):
+    check_forward(edge_case(params, bias=True), forms(mode))
 
 
-def test_forward_channels_last_output(monkeypatch):
-    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches("1"),
+def test_forward_channels_last_output():
+    check_forward(edge_case(CASES[0], bias=True), forms("1"),
                   torch.channels_last_3d)
 
 
 @pytest.mark.parametrize("mode", ["1", "0"])
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[4], CASES[8]])
-def test_input_gradient_cases(params, mode, monkeypatch):
+def test_input_gradient_cases(params, mode):
     """cin and cout swapped, so that the input gradient's targets are the wide side."""
-    check_input_gradient(params, monkeypatch, switches(mode))
+    check_input_gradient(params, forms(mode))
 
 
-def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
-    check_input_scales(edge_case(CASES[0], bias=False), monkeypatch, switches("1"))
+def test_forward_keeps_the_scale_of_its_inputs():
+    check_input_scales(edge_case(CASES[0], bias=False), forms("1"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", CASES)
-def test_forward_half_types(params, dtype, monkeypatch):
+def test_forward_half_types(params, dtype):
     """The kernel's float16 / bfloat16 form (window_operands.cuh)."""
-    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch, switches("1"))
+    check_half_forward(edge_case(params, bias=True), dtype, forms("1"))
 
 
-def test_forward_half_channels_last_output(monkeypatch):
-    check_half_forward(edge_case(CASES[0], bias=True), torch.float16, monkeypatch, switches("1"),
+def test_forward_half_channels_last_output():
+    check_half_forward(edge_case(CASES[0], bias=True), torch.float16, forms("1"),
                        torch.channels_last_3d)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[4], CASES[8]])
-def test_input_gradient_half_types(params, dtype, monkeypatch):
-    check_input_gradient(params, monkeypatch, switches("1"), dtype)
+def test_input_gradient_half_types(params, dtype):
+    check_input_gradient(params, forms("1"), dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_forward_half_types_widened(dtype, monkeypatch):
-    """CT3D_HALF_WINDOW=0: the float32 kernel on widened operands, one TF32 product each."""
-    check_half_forward(edge_case(CASES[2], bias=True), dtype, monkeypatch,
-                       dict(switches("1"), CT3D_HALF_WINDOW="0"))
+def test_forward_half_types_widened(dtype):
+    """half-widened: the float32 kernel on widened operands, one TF32 product each."""
+    check_half_forward(edge_case(CASES[2], bias=True), dtype, forms("1") + ["half-widened"])
 
 
 # The half form's blocks of 128 target channels (two m-tiles a compute warpgroup): two
-# blocks, 120 of 128 used, 128 per group of two, a k5 dilated width; both settings of
-# CT3D_HALF_WINDOW_128 (=0: blocks of 64), and the epilogue from the accumulators
-# (CT3D_WINDOW_PARKED_EPILOGUE=0) as well as parked.
+# blocks, 120 of 128 used (blocks of 64), 128 per group of two, a k5 dilated width (its
+# lines unaligned: the epilogue from the accumulators, not parked).
 HALF_WIDE_CASES = [
     (2, 40, 256, (3, 4, 30), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
     (2, 32, 120, (3, 4, 26), (3, 3, 3), ONE, ONE, ZERO, 1, ONE),
@@ -96,33 +95,13 @@ HALF_WIDE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("parked", ["1", "0"])
-@pytest.mark.parametrize("wide", ["1", "0"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", HALF_WIDE_CASES)
-def test_forward_half_wide_blocks(params, dtype, wide, parked, monkeypatch):
-    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
-                       dict(switches("1"), CT3D_HALF_WINDOW_128=wide,
-                            CT3D_WINDOW_PARKED_EPILOGUE=parked))
+def test_forward_half_wide_blocks(params, dtype):
+    check_half_forward(edge_case(params, bias=True), dtype, forms("1"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", HALF_WIDE_CASES[:3])
-def test_input_gradient_half_wide_blocks(params, dtype, monkeypatch):
-    check_input_gradient(params, monkeypatch, switches("1"), dtype)
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("params", [HALF_WIDE_CASES[0], HALF_WIDE_CASES[1], CASES[1], CASES[5]])
-def test_forward_half_tap_loop(params, dtype, monkeypatch):
-    """CT3D_WINDOW_FIXED_TAPS=0: three width taps by the tap loop, not built in."""
-    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
-                       dict(switches("1"), CT3D_WINDOW_FIXED_TAPS="0"))
-
-
-@pytest.mark.parametrize("params", [CASES[1], CASES[5]])
-def test_forward_tap_loop(params, monkeypatch):
-    """float32, CT3D_WINDOW_FIXED_TAPS=0: three width taps by the tap loop (the fixed
-    taps run in test_forward_cases)."""
-    check_forward(edge_case(params, bias=True), monkeypatch,
-                  dict(switches("1"), CT3D_WINDOW_FIXED_TAPS="0"))
+def test_input_gradient_half_wide_blocks(params, dtype):
+    check_input_gradient(params, forms("1"), dtype)

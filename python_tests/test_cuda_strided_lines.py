@@ -1,7 +1,7 @@
 """The strided-lines form of the forward (float32, sm_90a: width stride 2, dilation 1, 3
 or 4 width taps, whole source lines of at most 128 columns; elsewhere these cases run
 on the other mainloops) against float64 with outputs poisoned first, with
-CT3D_STRIDED_LINES=1: L1-73's and the narrow stride-2 layers' geometry, 16 and 32
+the form forced (strided-lines): L1-73's and the narrow stride-2 layers' geometry, 16 and 32
 channel blocks with padding channels, several channel blocks, groups, source channels
 past a k-step, columns past the source (output padding), depth and height strides and
 dilations with uncovered residues, lines of 4 to 128 columns (and of 2, which TMA's
@@ -15,7 +15,8 @@ import torch
 from cases import ONE, ZERO, TWO, conv_args, edge_case, make_tensors, reference, relative_error
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR
-from window_checks import check_forward, check_half_forward, check_input_scales, set_switches
+from window_checks import (check_forward, check_half_forward, check_input_scales,
+                           force_engine_forms)
 
 pytestmark = requires_cuda
 
@@ -40,38 +41,34 @@ CASES = [
     (1, 160, 16, (2, 3, 20), (4, 4, 4), TWO, ONE, ZERO, 1, ONE),          # k4, 16 channels
     (1, 176, 32, (2, 3, 64), (4, 4, 4), TWO, ONE, ZERO, 1, ONE),          # k4, N 128
 ]
-SWITCHES = {"CT3D_STRIDED_LINES": "1"}
+FORMS = ["strided-lines"]
 
 
-@pytest.mark.parametrize("staged", ["0", "1"])
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, staged, monkeypatch):
-    """Each case with the lanes' stores and with the warp-staged stores (the default)."""
-    check_forward(edge_case(params, bias=True), monkeypatch,
-                  dict(SWITCHES, CT3D_STRIDED_LINES_STAGED=staged))
+def test_forward_cases(params):
+    check_forward(edge_case(params, bias=True), FORMS)
 
 
 @pytest.mark.parametrize("params", [CASES[0], CASES[5]])
-def test_forward_without_bias(params, monkeypatch):
-    check_forward(edge_case(params, bias=False), monkeypatch, SWITCHES)
+def test_forward_without_bias(params):
+    check_forward(edge_case(params, bias=False), FORMS)
 
 
-def test_forward_channels_last(monkeypatch):
-    check_forward(edge_case(CASES[1], bias=True), monkeypatch, SWITCHES, torch.channels_last_3d)
+def test_forward_channels_last():
+    check_forward(edge_case(CASES[1], bias=True), FORMS, torch.channels_last_3d)
 
 
 @pytest.mark.parametrize("params", [CASES[0], CASES[14]])
-def test_forward_keeps_the_scale_of_its_inputs(params, monkeypatch):
-    check_input_scales(edge_case(params, bias=False), monkeypatch, SWITCHES)
+def test_forward_keeps_the_scale_of_its_inputs(params):
+    check_input_scales(edge_case(params, bias=False), FORMS)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[3], CASES[14]])
-def test_forward_exact_operands(params, dtype, monkeypatch):
-    """float16 and bfloat16 widened to float32 (CT3D_HALF_WINDOW=0; groups of at most 16
-    target channels are widened anyway): exact in TF32, one product each."""
-    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch,
-                       dict(SWITCHES, CT3D_HALF_WINDOW="0"))
+def test_forward_exact_operands(params, dtype):
+    """float16 and bfloat16 widened to float32 (half-widened; groups of at most 16 target
+    channels are widened anyway): exact in TF32, one product each."""
+    check_half_forward(edge_case(params, bias=True), dtype, FORMS + ["half-widened"])
 
 
 def strided_lines_ran(case):
@@ -87,25 +84,19 @@ def strided_lines_ran(case):
 
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
                     reason="the form is built for sm_90a")
-def test_the_default_takes_the_form_where_it_paid(monkeypatch):
-    """With the warp-staged stores (the default) every plan but flushed chains of more
-    than 2 channel blocks: L1-73's geometry, k4 stride 2, 16 target channels, flushed
-    chains of 2 blocks, and 32 channels with a mean reduction of 72 at width 36. With the
-    lanes' stores (CT3D_STRIDED_LINES_STAGED=0) that last one keeps the other mainloop, as
-    do flushed chains of 4 channel blocks (as W-256-128-k3-s2) either way."""
-    monkeypatch.delenv("CT3D_STRIDED_LINES", raising=False)
-    monkeypatch.delenv("CT3D_STRIDED_LINES_STAGED", raising=False)
+def test_the_default_takes_the_form_where_it_paid():
+    """Every plan but flushed chains of more than 2 channel blocks: L1-73's geometry, k4
+    stride 2, 16 target channels, flushed chains of 2 blocks, and 32 channels with a mean
+    reduction of 72 at width 36; flushed chains of 4 channel blocks (as W-256-128-k3-s2)
+    keep the other mainloop."""
     width36 = (1, 32, 32, (4, 6, 36), (3, 3, 3), TWO, ONE, ZERO, 1, ONE)
     four_blocks = (1, 144, 128, (2, 3, 16), (3, 3, 3), TWO, ONE, ONE, 1, ONE)
     for case in (CASES[0], CASES[1], CASES[2], CASES[7], CASES[14], width36):
         assert strided_lines_ran(edge_case(case, bias=True)), case
     assert not strided_lines_ran(edge_case(four_blocks, bias=True))
-    monkeypatch.setenv("CT3D_STRIDED_LINES_STAGED", "0")
-    assert not strided_lines_ran(edge_case(width36, bias=True))
-    assert strided_lines_ran(edge_case(CASES[2], bias=True))
 
 
-def test_switch_off_runs_another_mainloop(monkeypatch):
-    """CT3D_STRIDED_LINES=0: the same case right on the mainloop it replaced."""
-    set_switches(monkeypatch, {"CT3D_STRIDED_LINES": "0"})
+def test_switch_off_runs_another_mainloop():
+    """The gathering GEMM forced: the same case right on the mainloop it replaced."""
+    force_engine_forms(["gather"])
     assert not strided_lines_ran(edge_case(CASES[1], bias=True))

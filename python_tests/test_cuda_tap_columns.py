@@ -1,16 +1,16 @@
 """The tap-columns form of the tap-rows kernel (float32, sm_90a: the window's positions
 on wgmma's M, 48, 64, 72, 80, 96, 112, 144 or 160 (width tap, target channel) rows on N;
 elsewhere these cases run on the other mainloops) against float64, with
-CT3D_TAP_COLUMNS=1: each row count, channels that leave padding rows, groups, dilation
+the form forced: each row count, channels that leave padding rows, groups, dilation
 and output padding, long lines and tiny planes, many tiles per block, the input
 gradient, exact operands (float16 widened) and the input's scale; each with the window
-unsplit and split in registers, read by TMA from the source where it can (the default:
-widths a multiple of 4, channels of one group per box; as line tiles, CT3D_TAP_COLUMNS_LINES=1,
-where a block's positions are whole source lines, as flat tiles, CT3D_TAP_COLUMNS_FLAT=1,
-or as window boxes) or from staged planes
-(CT3D_TAP_COLUMNS_TMA=0), and with both operands from shared memory
-(CT3D_TAP_COLUMNS_RAW=0; not built for 64, 112 and 160 rows, which then take the
-tap-rows form or, above 128 rows, the other mainloops). Skipped without CUDA."""
+unsplit and split in registers, read by TMA from the source where it can (widths a
+multiple of 4, channels of one group per box; as line tiles, the form tap-columns-lines,
+where a block's positions are whole source lines, as flat tiles, tap-columns-flat, or as
+window boxes, tap-columns-boxes) or from staged planes (tap-columns-staged), and with
+both operands from shared memory (tap-columns-shared; not built for 64, 112 and 160
+rows, which then take the tap-rows form or, above 128 rows, the other mainloops).
+Skipped without CUDA."""
 
 import pytest
 import torch
@@ -19,7 +19,7 @@ from cases import ONE, ZERO, conv_args, edge_case, make_tensors, reference, rela
 from conftest import requires_cuda
 from test_cuda_op import FLOAT32_BAR, poison_allocator
 from window_checks import (check_forward, check_half_forward, check_input_gradient,
-                           check_input_scales, set_switches)
+                           check_input_scales, force_engine_forms)
 
 pytestmark = requires_cuda
 
@@ -60,23 +60,19 @@ CASES = [
 FORMS = ["lines", "flat", "boxes", "staged", "shared"]
 
 
-def switches(form):
-    return {"CT3D_TAP_COLUMNS": "1", "CT3D_TAP_ROWS": "1", "CT3D_SHIFTED_WINDOW": "0",
-            "CT3D_TAP_COLUMNS_RAW": "0" if form == "shared" else "1",
-            "CT3D_TAP_COLUMNS_TMA": "1" if form in ("lines", "flat", "boxes") else "0",
-            "CT3D_TAP_COLUMNS_LINES": "1" if form == "lines" else "0",
-            "CT3D_TAP_COLUMNS_FLAT": "1" if form == "flat" else "0"}
+def forms(form):
+    return [f"tap-columns-{form}"]
 
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, form, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch, switches(form))
+def test_forward_cases(params, form):
+    check_forward(edge_case(params, bias=True), forms(form))
 
 
 @pytest.mark.parametrize("form", FORMS)
-def test_forward_channels_last(form, monkeypatch):
-    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches(form),
+def test_forward_channels_last(form):
+    check_forward(edge_case(CASES[0], bias=True), forms(form),
                   torch.channels_last_3d)
 
 
@@ -84,28 +80,28 @@ def test_forward_channels_last(form, monkeypatch):
 @pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[7], CASES[9], CASES[10],
                                     CASES[12], CASES[14], CASES[16], CASES[18], CASES[20],
                                     CASES[26], CASES[27]])
-def test_input_gradient_cases(params, form, monkeypatch):
+def test_input_gradient_cases(params, form):
     """cin and cout swapped, so that the input gradient's targets are the narrow side."""
-    check_input_gradient(params, monkeypatch, switches(form))
+    check_input_gradient(params, forms(form))
 
 
 @pytest.mark.parametrize("form", FORMS)
-def test_forward_keeps_the_scale_of_its_inputs(form, monkeypatch):
-    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, switches(form))
+def test_forward_keeps_the_scale_of_its_inputs(form):
+    check_input_scales(edge_case(CASES[1], bias=False), forms(form))
 
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[9], CASES[12], CASES[16]])
-def test_forward_exact_operands(params, form, monkeypatch):
-    """float16 widened to float32 (CT3D_HALF_WINDOW=0): exact in TF32 (the form with
-    both operands in shared memory then takes one product each)."""
-    check_half_forward(edge_case(params, bias=True), torch.float16, monkeypatch,
-                       dict(switches(form), CT3D_HALF_WINDOW="0"))
+def test_forward_exact_operands(params, form):
+    """float16 widened to float32 (half-widened): exact in TF32 (the form with both
+    operands in shared memory then takes one product each)."""
+    check_half_forward(edge_case(params, bias=True), torch.float16,
+                       forms(form) + ["half-widened"])
 
 
 @pytest.mark.parametrize("cin,kernel", [(32, (3, 3, 5)), (48, (3, 3, 3)), (16, (2, 3, 3))])
 def test_all_gradients_op_with_the_tap_columns_input_gradient(cin, kernel):
-    """Default switches: the fused backward leaves the stride-1 input gradient (160, 144
+    """The default rules: the fused backward leaves the stride-1 input gradient (160, 144
     and 48 rows) to the tap-columns form instead of the GEMM on its shared staged copy
     of grad_output; every mask against float64."""
     torch.manual_seed(cin)
@@ -128,10 +124,10 @@ def test_all_gradients_op_with_the_tap_columns_input_gradient(cin, kernel):
 
 
 @pytest.mark.parametrize("form", ["lines", "flat", "boxes", "staged"])
-def test_the_boxes_take_the_place_of_the_staging_pass(form, monkeypatch):
+def test_the_boxes_take_the_place_of_the_staging_pass(form):
     """L1-61's geometry (64 wide): with boxes no staging kernel runs."""
     case = edge_case((2, 48, 48, (4, 6, 64), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE), bias=True)
-    set_switches(monkeypatch, switches(form))
+    force_engine_forms(forms(form))
     x, w, b = make_tensors(case, torch.float32, "cuda")
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
         got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
@@ -143,11 +139,11 @@ def test_the_boxes_take_the_place_of_the_staging_pass(form, monkeypatch):
 
 
 @pytest.mark.parametrize("offset", [1, 4])
-def test_a_source_off_16_bytes_or_strided_takes_the_staged_planes(offset, monkeypatch):
+def test_a_source_off_16_bytes_or_strided_takes_the_staged_planes(offset):
     """TMA needs a 16-byte aligned base: one 4 floats in is boxed, one float in is staged;
     either is right. A view with a step along the width is staged too."""
     case = edge_case((2, 48, 48, (4, 6, 40), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE), bias=True)
-    set_switches(monkeypatch, switches("boxes"))
+    force_engine_forms(forms("boxes"))
     x, w, b = make_tensors(case, torch.float32, "cuda")
     storage = torch.full((x.numel() + offset,), float("nan"), device="cuda")
     shifted = storage[offset:].view(x.shape)

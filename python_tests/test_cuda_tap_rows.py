@@ -3,8 +3,8 @@ channels, sm_90a; elsewhere these cases run on the other mainloops) against floa
 on what its epilogue's width-tap sum and overlapping column blocks find hard: one and
 two 64-row halves, channels not a multiple of 8, dilation with output padding, groups,
 long lines, 16 width taps, tiny planes, more tiles than multiprocessors, the forward
-and the stride-1 input gradient. Both settings (CT3D_TAP_ROWS=1 and =0) must meet the
-bar. Skipped without CUDA."""
+and the stride-1 input gradient. Forced on (the form tap-rows) and off (the gathering
+GEMM), both must meet the bar. Skipped without CUDA."""
 
 import pytest
 import torch
@@ -32,53 +32,53 @@ CASES = [
 ]
 
 
-def switches(mode):
-    # The shifted-window GEMM off: it would take the cases with 48-64 channels first.
-    return {"CT3D_TAP_ROWS": mode, "CT3D_SHIFTED_WINDOW": "0"}
+def forms(mode):
+    # Forcing a forward form turns the others off (the shifted-window GEMM would take the
+    # cases with 48-64 channels first, the tap-columns form those of its row counts).
+    return ["tap-rows"] if mode == "1" else ["gather"]
 
 
 @pytest.mark.parametrize("mode", ["1", "0"])
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, mode, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch, switches(mode))
+def test_forward_cases(params, mode):
+    check_forward(edge_case(params, bias=True), forms(mode))
 
 
-def test_forward_channels_last_output(monkeypatch):
-    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches("1"),
+def test_forward_channels_last_output():
+    check_forward(edge_case(CASES[0], bias=True), forms("1"),
                   torch.channels_last_3d)
 
 
 @pytest.mark.parametrize("mode", ["1", "0"])
 @pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[4], CASES[7]])
-def test_input_gradient_cases(params, mode, monkeypatch):
+def test_input_gradient_cases(params, mode):
     """cin and cout swapped, so that the input gradient's targets are the narrow side."""
-    check_input_gradient(params, monkeypatch, switches(mode))
+    check_input_gradient(params, forms(mode))
 
 
-def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
-    check_input_scales(edge_case(CASES[0], bias=False), monkeypatch, switches("1"))
+def test_forward_keeps_the_scale_of_its_inputs():
+    check_input_scales(edge_case(CASES[0], bias=False), forms("1"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", CASES)
-def test_forward_half_types(params, dtype, monkeypatch):
+def test_forward_half_types(params, dtype):
     """The kernel's float16 / bfloat16 form (window_operands.cuh)."""
-    check_half_forward(edge_case(params, bias=True), dtype, monkeypatch, switches("1"))
+    check_half_forward(edge_case(params, bias=True), dtype, forms("1"))
 
 
-def test_forward_half_channels_last_output(monkeypatch):
-    check_half_forward(edge_case(CASES[0], bias=True), torch.float16, monkeypatch, switches("1"),
+def test_forward_half_channels_last_output():
+    check_half_forward(edge_case(CASES[0], bias=True), torch.float16, forms("1"),
                        torch.channels_last_3d)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", [CASES[0], CASES[3], CASES[4], CASES[7]])
-def test_input_gradient_half_types(params, dtype, monkeypatch):
-    check_input_gradient(params, monkeypatch, switches("1"), dtype)
+def test_input_gradient_half_types(params, dtype):
+    check_input_gradient(params, forms("1"), dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_forward_half_types_widened(dtype, monkeypatch):
-    """CT3D_HALF_WINDOW=0: the float32 kernel on widened operands, one TF32 product each."""
-    check_half_forward(edge_case(CASES[1], bias=True), dtype, monkeypatch,
-                       dict(switches("1"), CT3D_HALF_WINDOW="0"))
+def test_forward_half_types_widened(dtype):
+    """half-widened: the float32 kernel on widened operands, one TF32 product each."""
+    check_half_forward(edge_case(CASES[1], bias=True), dtype, forms("1") + ["half-widened"])

@@ -2,12 +2,8 @@
 mma.sync) against float64, on the shapes its tiling finds hard: width tails of the
 32-position tiles, strided and dilated widths, (tap, channel) rows that cross depth
 and height taps, folded groups, blocks of input channels, several chunks of samples.
-Both mainloops (CT3D_WGRAD_WGMMA=1 and =0) must meet the bar, and the wgmma one with
-grad_output's segments copied in cp.async pieces (mode "p": CT3D_WGRAD_BULK=0) as well
-as whole (its default for one group), with stages of 16 and of 32 positions
-(CT3D_WGRAD_POSITIONS), with 2 or 3 m-tiles a warpgroup (CT3D_WGRAD_FEWER_MTILES) and
-with a line's short last tile in its own launch or not (CT3D_WGRAD_TAIL), and with
-float32's B brought by TMA from split planes or by the producers (CT3D_WGRAD_TMA_B).
+Both mainloops (the forms wgrad-wgmma and wgrad-mma-sync) must meet the bar, and the
+wgmma one with stages of 16 and of 32 positions (wgrad-wgmma-16, wgrad-wgmma-32).
 Skipped without CUDA."""
 
 import random
@@ -17,6 +13,7 @@ import torch
 
 from cases import conv_args, edge_case, make_tensors, random_case, relative_error
 from conftest import requires_cuda
+from forms import force
 from test_cuda_op import FLOAT32_BAR, poison_allocator
 
 pytestmark = requires_cuda
@@ -48,9 +45,12 @@ CASES = [
 ]
 
 
-def check_weight_gradient(case, mode, monkeypatch):
-    monkeypatch.setenv("CT3D_WGRAD_WGMMA", "1" if mode == "p" else mode)
-    monkeypatch.setenv("CT3D_WGRAD_BULK", "0" if mode == "p" else "")
+MAINLOOPS = {"1": "wgrad-wgmma", "0": "wgrad-mma-sync"}
+
+
+def check_weight_gradient(case, mode, form=None):
+    """mode "1": the wgmma mainloop, "0": mma.sync; form: a form to force instead."""
+    force(form or MAINLOOPS[mode])
     x, w, _ = make_tensors(case, torch.float32, "cuda")
     stride, padding, output_padding, groups, dilation = conv_args(case)
     out_shape = torch.ops.ct3d.conv_transpose3d(x, w, None, *conv_args(case)).shape
@@ -65,29 +65,19 @@ def check_weight_gradient(case, mode, monkeypatch):
     assert relative_error(got, reference) <= FLOAT32_BAR, (relative_error(got, reference), case)
 
 
-@pytest.mark.parametrize("mode", ["1", "p", "0"])
+@pytest.mark.parametrize("mode", ["1", "0"])
 @pytest.mark.parametrize("params", CASES)
-def test_weight_gradient_cases(params, mode, monkeypatch):
-    check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
+def test_weight_gradient_cases(params, mode):
+    check_weight_gradient(edge_case(params, bias=False), mode)
 
 
-@pytest.mark.parametrize("positions", ["16", "32"])
-@pytest.mark.parametrize("mode", ["1", "p"])
+@pytest.mark.parametrize("form", ["wgrad-wgmma-16", "wgrad-wgmma-32"])
 @pytest.mark.parametrize("params", CASES)
-def test_weight_gradient_stage_positions(params, mode, positions, monkeypatch):
-    """float32 stages of 16 positions (the default where a line is at most 16 wide) and
-    of 32, each forced on every case."""
-    monkeypatch.setenv("CT3D_WGRAD_POSITIONS", positions)
-    check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
-
-
-@pytest.mark.parametrize("fewer", ["0", "1"])
-@pytest.mark.parametrize("params", [c for c in CASES if c[1] // c[8] <= 32])
-def test_weight_gradient_m_tiles(params, fewer, monkeypatch):
-    """Blocks of at most 32 input channels with 3 m-tiles a warpgroup, and with 2 where
-    that needs no more row blocks (the default; CT3D_WGRAD_FEWER_MTILES)."""
-    monkeypatch.setenv("CT3D_WGRAD_FEWER_MTILES", fewer)
-    check_weight_gradient(edge_case(params, bias=False), "1", monkeypatch)
+def test_weight_gradient_stage_positions(params, form):
+    """float32 stages of 16 positions (the rule's where a line is at most 16 wide) and
+    of 32, each forced on every case (blocks of at most 32 input channels take 2 m-tiles
+    a warpgroup where that needs no more row blocks, else 3)."""
+    check_weight_gradient(edge_case(params, bias=False), "1", form)
 
 
 def has_tail_launch(params):
@@ -98,78 +88,42 @@ def has_tail_launch(params):
     return width > 32 and 0 < width % 32 <= 16 and width_stride == 1 and groups == 1
 
 
-@pytest.mark.parametrize("tail", ["0", ""])
-@pytest.mark.parametrize("mode", ["1", "p"])
 @pytest.mark.parametrize("params", [c for c in CASES if has_tail_launch(c)])
-def test_weight_gradient_tail_launch(params, mode, tail, monkeypatch):
-    """Lines' last positions in their own launch (the default) and in the whole-tile
-    launch (CT3D_WGRAD_TAIL=0)."""
-    monkeypatch.setenv("CT3D_WGRAD_TAIL", tail)
-    check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
+def test_weight_gradient_tail_launch(params):
+    """Lines' last positions in their own launch."""
+    check_weight_gradient(edge_case(params, bias=False), "1")
 
 
-@pytest.mark.parametrize("tma_b", ["0", "1"])
-@pytest.mark.parametrize("mode", ["1", "p"])
-@pytest.mark.parametrize("params", CASES)
-def test_weight_gradient_b_by_tma(params, mode, tma_b, monkeypatch):
-    """float32's B by TMA from the input's hi and lo planes (KERNEL_LOG tb1), forced on
-    wherever it applies (one group, 32-position stages), and by the producers."""
-    monkeypatch.setenv("CT3D_WGRAD_TMA_B", tma_b)
-    check_weight_gradient(edge_case(params, bias=False), mode, monkeypatch)
-
-
-@pytest.mark.parametrize("cin, cout, groups, tma_b, splits",
-                         [(48, 48, 1, "1", True), (32, 16, 1, "1", True), (48, 48, 1, "", False),
-                          (48, 48, 1, "0", False), (96, 96, 2, "1", False)])
-def test_b_by_tma_splits_the_input_into_planes(cin, cout, groups, tma_b, splits, monkeypatch):
-    """On sm_90 the float32 weight gradient of one group on 32-position stages splits its
-    input into hi and lo planes for TMA with CT3D_WGRAD_TMA_B=1 (off by default: the
-    planes' memory), never with 2 groups of 48 (not folded into one)."""
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("the wgmma form is sm_90a's")
-    monkeypatch.setenv("CT3D_WGRAD_TMA_B", tma_b)
-    case = edge_case((2, cin, cout, (3, 4, 64), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), groups,
-                      (1, 1, 1)), bias=False)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
-        check_weight_gradient(case, "1", monkeypatch)
-        torch.cuda.synchronize()
-    names = {event.name for event in profile.events() if event.device_type.name == "CUDA"}
-    assert any("split_tf32_planes" in name for name in names) == splits, names
-
-
-@pytest.mark.parametrize("width, stride, tail, kernels",
-                         [(48, 1, "", 2), (48, 1, "0", 1), (64, 1, "", 1), (48, 2, "", 1)])
-def test_tail_launch_runs_where_a_line_ends_in_a_short_tile(width, stride, tail, kernels,
-                                                          monkeypatch):
+@pytest.mark.parametrize("width, stride, kernels", [(48, 1, 2), (64, 1, 1), (48, 2, 1)])
+def test_tail_launch_runs_where_a_line_ends_in_a_short_tile(width, stride, kernels):
     """On sm_90 a 48-wide line at stride 1 runs as one 32-position stage in one kernel
     and one of 16 in a second (two weight-gradient kernels); a 64-wide one, or one at
     stride 2, in one kernel."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the wgmma form is sm_90a's")
-    monkeypatch.setenv("CT3D_WGRAD_TAIL", tail)
     case = edge_case((2, 32, 16, (3, 4, width), (3, 3, 3), (stride,) * 3, (1, 1, 1),
                       (stride - 1,) * 3, 1, (1, 1, 1)), bias=False)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
-        check_weight_gradient(case, "1", monkeypatch)
+        check_weight_gradient(case, "1")
         torch.cuda.synchronize()
     names = {event.name for event in profile.events() if "weight_gradient_wgmma" in event.name}
     assert len(names) == kernels, names
 
 
 @pytest.mark.parametrize("index", range(40))
-def test_weight_gradient_random_widths_multiple_of_four(index, monkeypatch):
+def test_weight_gradient_random_widths_multiple_of_four(index):
     rng = random.Random(52000 + index)
     case = random_case(rng, max_spatial=9, max_channels=40)
     case["batch"] = rng.randint(1, 3)
     case["batched"] = True  # the weight-gradient op takes 5-D input
     case["spatial"][2] = 4 * rng.randint(1, 12)
-    check_weight_gradient(case, "1", monkeypatch)
+    check_weight_gradient(case, "1")
 
 
-def test_weight_gradient_keeps_the_scale_of_its_inputs(monkeypatch):
+def test_weight_gradient_keeps_the_scale_of_its_inputs():
     """3xTF32 keeps float32's exponent range: tiny and huge inputs, same error."""
     case = edge_case(CASES[0], bias=False)
-    monkeypatch.setenv("CT3D_WGRAD_WGMMA", "1")
+    force("wgrad-wgmma")
     x, w, _ = make_tensors(case, torch.float32, "cuda")
     stride, padding, output_padding, groups, dilation = conv_args(case)
     grad_output = torch.randn(
@@ -186,12 +140,11 @@ def test_weight_gradient_keeps_the_scale_of_its_inputs(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", CASES[:4])
-def test_weight_gradient_half_types_one_product(params, dtype, monkeypatch):
-    """Widened float16 and bfloat16 operands (CT3D_HALF_WGRAD=0) are exact in TF32: one
+def test_weight_gradient_half_types_one_product(params, dtype):
+    """Widened float16 and bfloat16 operands (half-widened) are exact in TF32: one
     product each. The result must be within 5 % of the float64 gradient rounded once
     (as test_cuda_backward's half test)."""
-    monkeypatch.setenv("CT3D_WGRAD_WGMMA", "1")
-    monkeypatch.setenv("CT3D_HALF_WGRAD", "0")
+    force("wgrad-wgmma", "half-widened")
     check_half_weight_gradient(edge_case(params, bias=False), dtype)
 
 
@@ -231,22 +184,22 @@ def half_gradients(case, dtype):
     return got, reference
 
 
-@pytest.mark.parametrize("mode", ["1", ""])
+@pytest.mark.parametrize("forms", [["wgrad-wgmma"], []])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("params", HALF_CASES)
-def test_half_form_gradients(params, dtype, mode, monkeypatch):
+def test_half_form_gradients(params, dtype, forms):
     """Each gradient within 5 % of its float64 reference rounded once, and for the
     weight gradient the same alone (the weight-backward op) and widened
-    (CT3D_HALF_WGRAD=0)."""
-    monkeypatch.setenv("CT3D_WGRAD_WGMMA", mode)
+    (half-widened)."""
+    force(*forms)
     case = edge_case(params, bias=True)
     got, reference = half_gradients(case, dtype)
     for name, ours, ref in zip(("input", "weight", "bias"), got, reference):
         assert ours.dtype == dtype and ours.shape == ref.shape, (name, case)
         bound = 1.05 * relative_error(ref.to(dtype), ref)
         assert relative_error(ours, ref) <= bound, (name, relative_error(ours, ref), bound, case)
-    for half_form in ("", "0"):
-        monkeypatch.setenv("CT3D_HALF_WGRAD", half_form)
+    for widened in ([], ["half-widened"]):
+        force(*forms, *widened)
         check_half_weight_gradient(case, dtype)
 
 
@@ -281,7 +234,7 @@ def test_half_form_runs_on_hopper():
 
 
 @pytest.mark.parametrize("cout, wgmma", [(14, True), (13, False)])
-def test_float32_form_takes_even_output_channels(cout, wgmma, monkeypatch):
+def test_float32_form_takes_even_output_channels(cout, wgmma):
     """On sm_90 the float32 wgmma weight gradient (WgradTf32Operands) runs, forced, for
     an even count of output channels, and leaves an odd one to mma.sync."""
     if torch.cuda.get_device_capability() != (9, 0):
@@ -289,7 +242,7 @@ def test_float32_form_takes_even_output_channels(cout, wgmma, monkeypatch):
     case = edge_case((2, 64, cout, (2, 3, 36), (3, 4, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1,
                       (1, 1, 1)), bias=False)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
-        check_weight_gradient(case, "1", monkeypatch)
+        check_weight_gradient(case, "1")
         torch.cuda.synchronize()
     names = [event.name for event in profile.events()]
     assert any("WgradTf32Operands" in name for name in names) == wgmma, set(names)

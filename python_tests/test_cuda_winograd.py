@@ -1,10 +1,9 @@
 """The Winograd forward (ops/cuda/winograd: F(m, r) along height and width around the
-engine) against float64, forced on (CT3D_WINOGRAD=1) so that every case takes it: each
+engine) against float64, forced on (the form winograd) so that every case takes it: each
 kernel size it transforms (2 to 7), paddings from 0 to past the kernel, depth stride,
-dilation and output padding (the engine's part), groups, tiles other than the defaults
-(one dimension only, F(2, 3), F(6, 3)), outputs smaller than one tile, unbatched input;
-the input transform into the engine's staged source and into planes;
-the engine under it on both mainloops (CT3D_MAX_CAPABILITY=8.0: mma.sync); the input's
+dilation and output padding (the engine's part), groups, outputs smaller than one tile,
+unbatched input; the input transform into the engine's staged source and into planes;
+the engine under it on both mainloops (max_capability 8.0: mma.sync); the input's
 scale; non-finite inputs and weights (the exact rerun); a channels-last output (not
 taken: the engine alone); the stride-1 input gradient through it, alone and in a
 training step's backward. Outputs are poisoned first. Skipped without CUDA."""
@@ -14,7 +13,9 @@ import torch
 import torch.nn.functional as F
 
 from cases import ONE, ZERO, conv_args, edge_case, make_tensors, reference, relative_error
+import ct3d
 from conftest import requires_cuda
+from forms import force
 from test_cuda_op import FLOAT32_BAR
 from window_checks import check_forward, check_input_gradient, check_input_scales
 
@@ -34,42 +35,30 @@ CASES = [
     (1, 8, 24, (2, 3, 30), (1, 1, 3), ONE, ZERO, ZERO, 1, ONE),            # width only
 ]
 
-# Tiles other than the defaults: (case index, "m_hxm_w").
-TILED = [(0, "1x4"), (0, "4x1"), (0, "2x2"), (0, "6x6"), (1, "6x1"), (2, "2x2"), (3, "1x5"),
-         (9, "1x6")]
+
+WINOGRAD = ["winograd"]
 
 
-def switches(extra=None):
-    return dict({"CT3D_WINOGRAD": "1"}, **(extra or {}))
-
-
-@pytest.mark.parametrize("staged", ["1", "0"])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("params", CASES)
-def test_forward_cases(params, bias, staged, monkeypatch):
-    """CT3D_WINOGRAD_STAGED=0: the input transform to planes, staged again by the engine."""
-    check_forward(edge_case(params, bias=bias), monkeypatch,
-                  switches({"CT3D_WINOGRAD_STAGED": staged}))
-
-
-@pytest.mark.parametrize("index,tiles", TILED)
-def test_forward_other_tiles(index, tiles, monkeypatch):
-    check_forward(edge_case(CASES[index], bias=True), monkeypatch,
-                  switches({"CT3D_WINOGRAD_TILES": tiles}))
+def test_forward_cases(params, bias):
+    """The input transform into the engine's staged source where both dimensions are
+    transformed without a halo, else into planes that the engine stages again."""
+    check_forward(edge_case(params, bias=bias), WINOGRAD)
 
 
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[7]])
-def test_forward_on_the_mma_sync_engine(params, monkeypatch):
-    check_forward(edge_case(params, bias=True), monkeypatch,
-                  switches({"CT3D_MAX_CAPABILITY": "8.0"}))
+def test_forward_on_the_mma_sync_engine(params):
+    ct3d.set_option("max_capability", "8.0")
+    check_forward(edge_case(params, bias=True), WINOGRAD)
 
 
-def test_forward_channels_last_output(monkeypatch):
-    check_forward(edge_case(CASES[0], bias=True), monkeypatch, switches(), torch.channels_last_3d)
+def test_forward_channels_last_output():
+    check_forward(edge_case(CASES[0], bias=True), WINOGRAD, torch.channels_last_3d)
 
 
-def test_forward_unbatched(monkeypatch):
-    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+def test_forward_unbatched():
+    force("winograd")
     x = torch.randn(32, 3, 8, 12, device="cuda")
     w = torch.randn(32, 16, 3, 3, 3, device="cuda")
     got = torch.ops.ct3d.conv_transpose3d(x, w, None, [1], [1], [0], 1, [1])
@@ -78,16 +67,16 @@ def test_forward_unbatched(monkeypatch):
     assert relative_error(got, expected) <= FLOAT32_BAR
 
 
-def test_forward_keeps_the_scale_of_its_inputs(monkeypatch):
-    check_input_scales(edge_case(CASES[1], bias=False), monkeypatch, switches())
+def test_forward_keeps_the_scale_of_its_inputs():
+    check_input_scales(edge_case(CASES[1], bias=False), WINOGRAD)
 
 
 @pytest.mark.parametrize("where", ["input", "weight"])
 @pytest.mark.parametrize("special", [float("nan"), float("inf")])
-def test_non_finite_values_reach_only_their_outputs(where, special, monkeypatch):
+def test_non_finite_values_reach_only_their_outputs(where, special):
     """A transform mixes the values of a tile (and Inf - Inf is NaN): the exact rerun
     gives the outputs the convolution itself gives."""
-    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+    force("winograd")
     case = edge_case(CASES[0], bias=True)
     x, w, b = make_tensors(case, torch.float32, "cuda")
     if where == "input":
@@ -102,10 +91,10 @@ def test_non_finite_values_reach_only_their_outputs(where, special, monkeypatch)
     assert relative_error(got.cpu()[finite], expected[finite]) <= FLOAT32_BAR
 
 
-def test_large_values_that_overflow_a_transform(monkeypatch):
+def test_large_values_that_overflow_a_transform():
     """Inputs near float32's top: the transformed tile overflows where the convolution
     does not; the exact rerun gives the finite result."""
-    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+    force("winograd")
     case = edge_case(CASES[1], bias=False)
     x, w, _ = make_tensors(case, torch.float32, "cuda")
     x = x.sign() * 3e37
@@ -120,13 +109,13 @@ def test_large_values_that_overflow_a_transform(monkeypatch):
 # The stride-1 input gradient: the Winograd forward of grad_output with the weights
 # flipped and their channels swapped (check_input_gradient swaps the case's channels).
 @pytest.mark.parametrize("params", [CASES[0], CASES[1], CASES[2], CASES[3], CASES[4], CASES[7]])
-def test_input_gradient_cases(params, monkeypatch):
-    check_input_gradient(params, monkeypatch, switches())
+def test_input_gradient_cases(params):
+    check_input_gradient(params, WINOGRAD)
 
 
-def test_all_gradients_through_autograd(monkeypatch):
+def test_all_gradients_through_autograd():
     """The training step's backward (all gradients in one call) on a wide stride-1 layer."""
-    monkeypatch.setenv("CT3D_WINOGRAD", "1")
+    force("winograd")
     case = edge_case((2, 64, 64, (3, 8, 8), (3, 3, 3), ONE, ONE, ZERO, 1, ONE), bias=True)
     x, w, b = make_tensors(case, torch.float32, "cuda")
     xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, b))
@@ -139,21 +128,24 @@ def test_all_gradients_through_autograd(monkeypatch):
         assert relative_error(got, expected) <= FLOAT32_BAR
 
 
-@pytest.mark.parametrize("staged", ["1", "0"])
-def test_forward_in_chunks_of_samples(staged, monkeypatch):
-    """A workspace budget of 0: one sample a chunk (each chunk's products land at its
-    samples' offset)."""
-    check_forward(edge_case((3, 32, 64, (3, 8, 12), (3, 3, 3), ONE, ONE, ZERO, 1, ONE), bias=True),
-                  monkeypatch, switches({"CT3D_WINOGRAD_WORKSPACE_MIB": "0",
-                                         "CT3D_WINOGRAD_STAGED": staged}))
+@pytest.mark.parametrize("padding", [ONE, ZERO])
+def test_forward_in_chunks_of_samples(padding):
+    """A workspace of 1 MiB, less than one sample takes: one sample a chunk (each chunk's
+    products land at its samples' offset), with two paddings (the input transform into
+    the staged source or into planes)."""
+    ct3d.set_option("winograd_workspace_mib", 1)
+    check_forward(edge_case((3, 32, 64, (3, 16, 24), (3, 3, 3), ONE, padding, ZERO, 1, ONE),
+                            bias=True), WINOGRAD)
 
 
 def winograd_kernels(case):
-    """The Winograd input-transform kernels a forward of the case launches."""
+    """The Winograd input-transform kernels a forward of the case launches (its output
+    checked against float64)."""
     x, w, b = make_tensors(case, torch.float32, "cuda")
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as trace:
-        torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
+        got = torch.ops.ct3d.conv_transpose3d(x, w, b, *conv_args(case))
         torch.cuda.synchronize()
+    assert relative_error(got, reference(x, w, b, case)) <= FLOAT32_BAR
     return {e.name.split("(")[0].replace("void ct3d::cuda::", "") for e in trace.events()
             if "winograd_" in e.name and "input_kernel" in e.name}
 
@@ -175,9 +167,5 @@ def winograd_kernels(case):
     ((1, 64, 64, (3, 8, 12), (3, 5, 4), ONE, (1, 2, 1), ZERO, 1, ONE),
      {"winograd_input_kernel<8, 1>"}),
 ])
-def test_default_rule(params, expected, monkeypatch):
-    monkeypatch.delenv("CT3D_WINOGRAD", raising=False)
-    monkeypatch.delenv("CT3D_WINOGRAD_TILES", raising=False)
-    case = edge_case(params, bias=True)
-    assert winograd_kernels(case) == expected
-    check_forward(case, monkeypatch, {"CT3D_WINOGRAD": ""})
+def test_default_rule(params, expected):
+    assert winograd_kernels(edge_case(params, bias=True)) == expected

@@ -283,12 +283,6 @@ def wgmma_weight_gradient(rng: random.Random, call: Call) -> None:
     call.pinned += ["spatial2", "cout_g"]
 
 
-def tma_b(rng: random.Random, call: Call) -> None:
-    """The wgmma weight gradient's B by TMA: one group, float32 (not widened)."""
-    wgmma_weight_gradient(rng, call)
-    call.groups = 1
-
-
 def half_weight_gradient(rng: random.Random, call: Call) -> None:
     """float16 / bfloat16 with input lines a multiple of 8 and output channels per group
     a multiple of 8 (the half form's 16-byte loads and ldmatrix rows)."""
@@ -321,24 +315,27 @@ class Form:
     doc: str = ""
 
 
-# Every mainloop off but the one a CUDA form names: the gathering GEMM then takes the
-# rest (so a draw the form does not take still runs, on the gathering GEMM).
-ENGINE_FORMS_OFF = {"CT3D_WINOGRAD": "0", "CT3D_STRIDED_LINES": "0", "CT3D_SHIFTED_WINDOW": "0",
-                    "CT3D_TAP_ROWS": "0", "CT3D_WIDTH_REUSE": "0"}
+def force(form: str) -> dict:
+    """The environment that forces one of the library's forms (ops/forced_form.cpp): a
+    CUDA forward form with every other forward form off, so that the gathering GEMM
+    takes the draws the form does not."""
+    return {"CT3D_FORCE_FORM": form}
+
+
 ALL_DTYPES = ("float32", "float32", "float32", "float64", "float16", "bfloat16")
 
 FORMS = [
     # The CPU: the default rule, and each form forced.
     Form("cpu-default", "cpu", {}, dtypes=ALL_DTYPES, doc="the CPU's default rule"),
-    Form("cpu-direct", "cpu", {"CT3D_CPU_DIRECT": "1"}, stride_one,
+    Form("cpu-direct", "cpu", force("cpu-direct"), stride_one,
          ("float32", "float64"), needs_avx512=True,
          doc="the direct stride-1 correlation (forward and input gradient)"),
-    Form("cpu-gather", "cpu", {"CT3D_CPU_DIRECT": "0", "CT3D_CPU_FORWARD": "gather"},
+    Form("cpu-gather", "cpu", force("cpu-gather"),
          dtypes=("float32", "float64"), doc="the gathering GEMM forward, GEMM gradients"),
-    Form("cpu-scatter", "cpu", {"CT3D_CPU_DIRECT": "0", "CT3D_CPU_FORWARD": "scatter"},
+    Form("cpu-scatter", "cpu", force("cpu-scatter"),
          dtypes=("float32", "float64"), needs_avx512=True,
          doc="the input-stationary (scattering) GEMM forward"),
-    Form("cpu-blas", "cpu", {"CT3D_CPU_NO_AVX512": "1"}, dtypes=("float32", "float64"),
+    Form("cpu-blas", "cpu", {"CT3D_CPU_ISA": "generic"}, dtypes=("float32", "float64"),
          doc="every CPU form on BLAS instead of ct3d's AVX-512 GEMM"),
     # CUDA: the default rule, then each form forced.
     Form("cuda-default", "cuda", {}, dtypes=ALL_DTYPES, doc="the GPU's default rule"),
@@ -347,67 +344,62 @@ FORMS = [
     Form("cuda-mma-sync", "cuda", {"CT3D_MAX_CAPABILITY": "8.0"}, dtypes=ALL_DTYPES,
          kernels=("implicit_gemm_phase_kernel",),
          doc="the Ampere-class engine (mma.sync 3xTF32) and its weight gradient"),
-    Form("cuda-wgmma-gather", "cuda", dict(ENGINE_FORMS_OFF), wide_blocks,
+    Form("cuda-wgmma-gather", "cuda", force("gather"), wide_blocks,
          kernels=("wgmma_phase_kernel",), doc="the wgmma gathering GEMM"),
-    Form("cuda-width-reuse", "cuda", {**ENGINE_FORMS_OFF, "CT3D_WIDTH_REUSE": "1"}, width_reuse,
+    Form("cuda-width-reuse", "cuda", force("width-reuse"), width_reuse,
          kernels=("wgmma_reuse_phase_kernel",), doc="width-tap reuse"),
-    Form("cuda-shifted-window", "cuda", {**ENGINE_FORMS_OFF, "CT3D_SHIFTED_WINDOW": "1"},
+    Form("cuda-shifted-window", "cuda", force("shifted-window"),
          shifted_window, kernels=("wgmma_shifted_window_kernel",),
          doc="the shifted-window GEMM (forward and stride-1 input gradient)"),
     Form("cuda-tap-rows", "cuda",
-         {**ENGINE_FORMS_OFF, "CT3D_TAP_ROWS": "1", "CT3D_TAP_COLUMNS": "0"}, tap_rows,
+         force("tap-rows"), tap_rows,
          kernels=("wgmma_tap_rows_kernel",), doc="the tap-rows form"),
     Form("cuda-tap-columns", "cuda",
-         {**ENGINE_FORMS_OFF, "CT3D_TAP_ROWS": "1", "CT3D_TAP_COLUMNS": "1"}, tap_columns,
+         force("tap-columns"), tap_columns,
          kernels=("wgmma_tap_rows_kernel",), doc="the tap-columns form, its default tiles"),
     Form("cuda-tap-columns-shared", "cuda",
-         {**ENGINE_FORMS_OFF, "CT3D_TAP_ROWS": "1", "CT3D_TAP_COLUMNS": "1",
-          "CT3D_TAP_COLUMNS_RAW": "0"}, tap_columns, kernels=("wgmma_tap_rows_kernel",),
+         force("tap-columns-shared"), tap_columns, kernels=("wgmma_tap_rows_kernel",),
          doc="the tap-columns form, both operands from shared memory"),
+    Form("cuda-tap-columns-staged", "cuda", force("tap-columns-staged"), tap_columns,
+         kernels=("wgmma_tap_rows_kernel",), doc="the tap-columns form, its window from the "
+         "staged planes"),
     Form("cuda-tap-columns-boxes", "cuda",
-         {**ENGINE_FORMS_OFF, "CT3D_TAP_ROWS": "1", "CT3D_TAP_COLUMNS": "1",
-          "CT3D_TAP_COLUMNS_TMA": "1", "CT3D_TAP_COLUMNS_LINES": "0",
-          "CT3D_TAP_COLUMNS_FLAT": "0"}, tap_columns_from_source,
+         force("tap-columns-boxes"), tap_columns_from_source,
          kernels=("wgmma_tap_rows_kernel",), doc="the tap-columns form, window boxes by TMA"),
     Form("cuda-tap-columns-lines", "cuda",
-         {**ENGINE_FORMS_OFF, "CT3D_TAP_ROWS": "1", "CT3D_TAP_COLUMNS": "1",
-          "CT3D_TAP_COLUMNS_LINES": "1"}, tap_columns_from_source,
+         force("tap-columns-lines"), tap_columns_from_source,
          kernels=("wgmma_tap_rows_kernel",), doc="the tap-columns form, line tiles by TMA"),
     Form("cuda-tap-columns-flat", "cuda",
-         {**ENGINE_FORMS_OFF, "CT3D_TAP_ROWS": "1", "CT3D_TAP_COLUMNS": "1",
-          "CT3D_TAP_COLUMNS_LINES": "0", "CT3D_TAP_COLUMNS_FLAT": "1"}, tap_columns_from_source,
+         force("tap-columns-flat"), tap_columns_from_source,
          kernels=("wgmma_tap_rows_kernel",), doc="the tap-columns form, flat tiles by TMA"),
-    Form("cuda-strided-lines", "cuda", {**ENGINE_FORMS_OFF, "CT3D_STRIDED_LINES": "1"},
+    Form("cuda-strided-lines", "cuda", force("strided-lines"),
          strided_lines, kernels=("wgmma_strided_lines_kernel",), doc="the strided-lines form"),
-    Form("cuda-winograd", "cuda", {"CT3D_WINOGRAD": "1"}, winograd,
+    Form("cuda-winograd", "cuda", force("winograd"), winograd,
          kernels=("winograd_output_kernel",),
          doc="Winograd F(m, r) around the engine (forward, stride-1 input gradient)"),
-    Form("cuda-polyphase-input-gradient", "cuda", {"CT3D_POLYPHASE_INPUT_GRADIENT": "1"},
-         some_stride, doc="the strided input gradient as one stride-1 forward"),
-    Form("cuda-wgrad-mma-sync", "cuda", {"CT3D_WGRAD_WGMMA": "0"},
+    Form("cuda-wgrad-mma-sync", "cuda", force("wgrad-mma-sync"),
          kernels=("weight_gradient_kernel",), doc="the mma.sync weight gradient on Hopper"),
-    Form("cuda-wgrad-wgmma", "cuda", {"CT3D_WGRAD_WGMMA": "1"}, wgmma_weight_gradient,
+    Form("cuda-wgrad-wgmma", "cuda", force("wgrad-wgmma"), wgmma_weight_gradient,
          kernels=("weight_gradient_wgmma_kernel",),
          doc="the wgmma weight gradient (stages of 16 positions on lines of 16 or fewer)"),
-    Form("cuda-wgrad-wgmma-32", "cuda", {"CT3D_WGRAD_WGMMA": "1", "CT3D_WGRAD_POSITIONS": "32"},
+    Form("cuda-wgrad-wgmma-16", "cuda", force("wgrad-wgmma-16"), wgmma_weight_gradient,
+         kernels=("weight_gradient_wgmma_kernel",),
+         doc="the wgmma weight gradient on stages of 16 positions"),
+    Form("cuda-wgrad-wgmma-32", "cuda", force("wgrad-wgmma-32"),
          wgmma_weight_gradient, kernels=("weight_gradient_wgmma_kernel",),
          doc="the wgmma weight gradient on stages of 32 positions"),
-    Form("cuda-wgrad-tma-b", "cuda",
-         {"CT3D_WGRAD_WGMMA": "1", "CT3D_WGRAD_POSITIONS": "32", "CT3D_WGRAD_TMA_B": "1"}, tma_b,
-         kernels=("split_tf32_planes_kernel",),
-         doc="the wgmma weight gradient with B by TMA from split planes"),
-    Form("cuda-shared-staging", "cuda", {"CT3D_SHARED_STAGING": "1"}, some_stride,
+    Form("cuda-shared-staging", "cuda", force("shared-staging"), some_stride,
          doc="the all-gradients call's grad_output staged once for both gradients"),
     Form("cuda-half-window", "cuda", {}, half_window,
          kernels=("wgmma_shifted_window_kernel", "wgmma_tap_rows_kernel"),
          doc="float16 / bfloat16 on the shifted-window and tap-rows half forms"),
-    Form("cuda-half-gather", "cuda", {"CT3D_HALF_WINDOW": "0"}, half_types,
+    Form("cuda-half-gather", "cuda", force("half-gather"), half_types,
          kernels=("wgmma_half_gather_kernel",), doc="float16 / bfloat16 gathering GEMM"),
-    Form("cuda-half-wgrad", "cuda", {"CT3D_HALF_WGRAD": "1"}, half_weight_gradient,
+    Form("cuda-half-wgrad", "cuda", force("half-wgrad"), half_weight_gradient,
          kernels=("weight_gradient_wgmma_kernel",),
          doc="float16 / bfloat16 weight gradient on wgmma"),
     Form("cuda-half-widened", "cuda",
-         {"CT3D_HALF_WINDOW": "0", "CT3D_HALF_GATHER": "0", "CT3D_HALF_WGRAD": "0"}, half_types,
+         force("half-widened"), half_types,
          doc="float16 / bfloat16 widened to the float32 engine"),
 ]
 FORMS_BY_NAME = {form.name: form for form in FORMS}

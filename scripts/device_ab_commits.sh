@@ -4,10 +4,10 @@
 # to 3.5 %, docs/PERFORMANCE.md) does not enter the comparison (KERNEL_LOG s6, s7).
 # Here, before the call:  git archive <base commit> > .device/base.tar
 # On the device (repo root, carry .device):
-#   AB_COMMAND="python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70" \
+#   AB_COMMAND="python3 bench/ab_forward_mainloop.py --form tap-rows --problems 58,70" \
 #     bash scripts/device_ab_commits.sh
 # or, for a table of medians (bench/ab_summary.py), one ab_switch.py setting a round:
-#   AB_ROUNDS=4 AB_COMMAND="python3 bench/ab_switch.py 58,61,68,70 float32 CT3D_X=1 1 10" ...
+#   AB_ROUNDS=4 AB_COMMAND="python3 bench/ab_switch.py 58,61,68,70 float32 force_form= 1 10" ...
 # AB_ROUNDS (default 2) rounds, base first in odd rounds; AB_COMMAND's output is printed
 # with its library's label. The working tree's build also gets Catch2.
 set -uo pipefail
@@ -18,7 +18,7 @@ tar -xf .device/base.tar -C "$base"
 { cmake -S "$base" -B "$base/build" -G Ninja -DCT3D_BUILD_TESTS=OFF &&
   cmake --build "$base/build" -j16; } >"$LOGS/build_base.log" 2>&1 || { tail -30 "$LOGS/build_base.log"; exit 1; }
 declare -A library=([base]="$base/build/libct3d.so" [tree]="$PWD/$BUILD/libct3d.so")
-command=${AB_COMMAND:-python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70 --out /tmp}
+command=${AB_COMMAND:-python3 bench/ab_forward_mainloop.py --form tap-rows --problems 58,70 --out /tmp}
 # The order alternates between rounds, so that whatever favours the first (or second)
 # run of a round, such as a cooler GPU, falls on both libraries alike.
 for round in $(seq "${AB_ROUNDS:-2}"); do

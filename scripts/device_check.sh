@@ -53,9 +53,9 @@ for bench in ${CT3D_BENCH:-forward training}; do
     # Width-tap reuse / the shifted-window GEMM on and off, forward and input gradient
     # (bench/ab_forward_mainloop.py).
     reuse) python3 bench/ab_forward_mainloop.py --out "$LOGS" 2>&1 | tee "$LOGS/ab_width_reuse.log" ;;
-    window) python3 bench/ab_forward_mainloop.py --switch CT3D_SHIFTED_WINDOW --out "$LOGS" 2>&1 \
+    window) python3 bench/ab_forward_mainloop.py --form shifted-window --out "$LOGS" 2>&1 \
       | tee "$LOGS/ab_shifted_window.log" ;;
-    taprows) python3 bench/ab_forward_mainloop.py --switch CT3D_TAP_ROWS --problems 58,70,narrow \
+    taprows) python3 bench/ab_forward_mainloop.py --form tap-rows --problems 58,70,narrow \
       --out "$LOGS" 2>&1 | tee "$LOGS/ab_tap_rows.log" ;;
     # The weight gradient on wgmma and on mma.sync (bench/ab_wgrad_wgmma.py).
     wgrad) python3 bench/ab_wgrad_wgmma.py --out "$LOGS" 2>&1 | tee "$LOGS/ab_wgrad_wgmma.log" ;;

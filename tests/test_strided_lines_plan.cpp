@@ -43,7 +43,7 @@ Planned plan_of(const Layer& l) {
   Planned planned;
   planned.problem = ct3d::cuda::forward_gather(g);
   planned.p = ct3d::cuda::make_phase_problem(planned.problem, 16, 8, out);
-  planned.plan = ct3d::cuda::plan_strided_lines(planned.problem, planned.p, true, true);
+  planned.plan = ct3d::cuda::plan_strided_lines(planned.problem, planned.p, true);
   return planned;
 }
 
@@ -61,32 +61,19 @@ TEST_CASE("strided lines: the forwards the plan takes", "[strided_lines]") {
   CHECK(l73.plan.lines_per_warpgroup == 1);
   CHECK(l73.plan.k_steps == 4);
   CHECK(l73.plan.slots >= 3);
-  // Warp-staged stores, unless turned off: every width the form takes (sl4).
-  CHECK(l73.plan.staged_stores);
-  const ct3d::cuda::StridedLinesPlan l73_lanes =
-      ct3d::cuda::plan_strided_lines(l73.problem, l73.p, true, false);
-  CHECK_FALSE(l73_lanes.staged_stores);
   const Planned width20 = plan_of({1, 16, 16, {4, 4, 20}, {3, 3, 3}, kTwo, kOne, kZero, kOne});
   CHECK(width20.plan.width_taps == 3);
-  CHECK(width20.plan.staged_stores);
-  // Where it pays (measured): L1-73 (32 channels, a mean reduction of 72) with the staged
-  // stores only; so with the lanes' stores a width of 36 with 32 channels does not.
-  CHECK(ct3d::cuda::strided_lines_pays(l73.p, l73.plan));
-  CHECK_FALSE(ct3d::cuda::strided_lines_pays(l73.p, l73_lanes));
+  // Where it pays (measured, with the warp-staged stores): every unflushed layer.
+  CHECK(ct3d::cuda::strided_lines_pays(l73.plan));
   const Planned width36 = plan_of({1, 32, 32, {4, 6, 36}, {3, 3, 3}, kTwo, kOne, kZero, kOne});
   CHECK(width36.plan.width_taps == 3);
-  CHECK(ct3d::cuda::strided_lines_pays(width36.p, width36.plan));
-  CHECK_FALSE(ct3d::cuda::strided_lines_pays(
-      width36.p, ct3d::cuda::plan_strided_lines(width36.problem, width36.p, true, false)));
+  CHECK(ct3d::cuda::strided_lines_pays(width36.plan));
   // k4 x 32 channels: wgmma N 128, one m-tile, lines of at most 64.
   const Planned k4 = plan_of({8, 64, 32, {32, 32, 32}, {4, 4, 4}, kTwo, kOne, kZero, kOne});
   CHECK(k4.plan.width_taps == 4);
   CHECK(k4.plan.m_tiles == 1);
   CHECK(k4.plan.lines_per_warpgroup == 2);
-  CHECK(ct3d::cuda::strided_lines_pays(k4.p, k4.plan));
-  const Planned k3_narrow = plan_of({8, 32, 16, {32, 32, 36}, {3, 3, 3}, kTwo, kOne, kOne, kOne});
-  CHECK(ct3d::cuda::strided_lines_pays(
-      k3_narrow.p, ct3d::cuda::plan_strided_lines(k3_narrow.problem, k3_narrow.p, true, false)));
+  CHECK(ct3d::cuda::strided_lines_pays(k4.plan));
   CHECK(plan_of({1, 8, 32, {4, 4, 80}, {4, 4, 4}, kTwo, kOne, kZero, kOne}).plan.width_taps == 0);
   // Not taken: stride 1 or 3 in width, width dilation 2, 5 width taps, lines over 128,
   // widths not a multiple of 4, groups of 8 source channels, lines over 64 where the
@@ -113,18 +100,17 @@ TEST_CASE("strided lines: chains over 512 reductions flush every 256", "[strided
   CHECK(wide.plan.m_tiles == 1);
   CHECK(wide.plan.lines_per_warpgroup == 4);
   CHECK(wide.plan.flush_stages == 16);
-  CHECK(wide.plan.staged_stores);
   CHECK(wide.plan.channel_blocks == 4);
   // Where flushed chains pay (measured): at most 2 channel blocks per group.
-  CHECK_FALSE(ct3d::cuda::strided_lines_pays(wide.p, wide.plan));
+  CHECK_FALSE(ct3d::cuda::strided_lines_pays(wide.plan));
   const Planned narrow = plan_of({4, 256, 16, {32, 32, 32}, {3, 3, 3}, kTwo, kOne, kOne, kOne});
   CHECK(narrow.plan.flush_stages == 16);
-  CHECK(ct3d::cuda::strided_lines_pays(narrow.p, narrow.plan));
+  CHECK(ct3d::cuda::strided_lines_pays(narrow.plan));
   const Planned two_blocks =
       plan_of({4, 160, 64, {32, 32, 32}, {4, 4, 4}, kTwo, kOne, kZero, kOne});
   CHECK(two_blocks.plan.flush_stages == 16);
   CHECK(two_blocks.plan.channel_blocks == 2);
-  CHECK(ct3d::cuda::strided_lines_pays(two_blocks.p, two_blocks.plan));
+  CHECK(ct3d::cuda::strided_lines_pays(two_blocks.plan));
   // 144 channels: 576 reductions; 128: 512, one chain with two m-tiles.
   CHECK(plan_of({1, 144, 16, {4, 4, 32}, {3, 3, 3}, kTwo, kOne, kZero, kOne}).plan.flush_stages ==
         16);
@@ -135,8 +121,7 @@ TEST_CASE("strided lines: chains over 512 reductions flush every 256", "[strided
   const Layer exact_layer{1, 144, 16, {4, 4, 32}, {3, 3, 3}, kTwo, kOne, kZero, kOne};
   Planned exact = plan_of(exact_layer);
   exact.problem.operands_exact_in_tf32 = true;
-  const StridedLinesPlan exact_plan =
-      ct3d::cuda::plan_strided_lines(exact.problem, exact.p, true, true);
+  const StridedLinesPlan exact_plan = ct3d::cuda::plan_strided_lines(exact.problem, exact.p, true);
   CHECK(exact_plan.flush_stages == 0);
   CHECK(exact_plan.m_tiles == 2);
 }

@@ -107,8 +107,7 @@ TEST_CASE("shifted-window tiles leave out only taps whose reads are all halo") {
     const ct3d::cuda::PhaseProblem p = forward_problem(s);
     ct3d::cuda::ShiftedWindowPlan plan = ct3d::cuda::plan_shifted_window(p);
     if (plan.columns == 0) continue;
-    // Off by default in this GEMM (measured no gain); its tiles as CT3D_SKIP_HALO_TAPS=1
-    // has them.
+    // Off in this GEMM (measured no gain); its tiles as they would be with it on.
     CHECK_FALSE(plan.skip_halo_taps);
     plan.skip_halo_taps = true;
     INFO("spatial " << s.spatial[0] << "x" << s.spatial[1] << "x" << s.spatial[2] << " kernel "
@@ -196,24 +195,22 @@ TEST_CASE("no tile skips where no border plane or line reads the halo") {
       forward_problem({64, {5, 6, 20}, {3, 3, 3}, kOne, {2, 2, 0}, kZero, kOne})));
 }
 
-TEST_CASE(
-    "CT3D_SKIP_HALO_TAPS: on by default in the tap-rows forms, 1 in the shifted-window GEMM") {
+TEST_CASE("halo taps: left out by the tap-rows forms, kept by the shifted-window GEMM") {
   const ct3d::cuda::PhaseProblem p68 = forward_problem(kShapes[2]);  // as L1-68
   const ct3d::cuda::PhaseProblem p58 = forward_problem(kShapes[0]);  // as L1-58
   CHECK(ct3d::cuda::plan_tap_rows(p58, false, true, true).window.skip_halo_taps);
-  CHECK_FALSE(ct3d::cuda::plan_shifted_window(p68).skip_halo_taps);
-  setenv("CT3D_SKIP_HALO_TAPS", "1", 1);
-  const ct3d::cuda::ShiftedWindowPlan forced = ct3d::cuda::plan_shifted_window(p68);
-  setenv("CT3D_SKIP_HALO_TAPS", "0", 1);
-  const ct3d::cuda::TapRowsPlan off = ct3d::cuda::plan_tap_rows(p58, false, true, true);
-  unsetenv("CT3D_SKIP_HALO_TAPS");
-  REQUIRE(forced.columns > 0);
-  CHECK(forced.skip_halo_taps);
-  // Target plane 0 of a k3 kernel without padding reads one source plane.
-  CHECK(ct3d::cuda::window_columns_tile_taps(p68, forced, 0, 0).depth.count == 1);
-  REQUIRE(off.window.columns > 0);
-  CHECK_FALSE(off.window.skip_halo_taps);
-  const ct3d::cuda::TileTaps all = ct3d::cuda::tap_rows_tile_taps(p58, off, 0, 0);
+  ct3d::cuda::ShiftedWindowPlan skipping = ct3d::cuda::plan_shifted_window(p68);
+  REQUIRE(skipping.columns > 0);
+  CHECK_FALSE(skipping.skip_halo_taps);
+  // Its tiles where they would leave them out: target plane 0 of a k3 kernel without
+  // padding reads one source plane.
+  skipping.skip_halo_taps = true;
+  CHECK(ct3d::cuda::window_columns_tile_taps(p68, skipping, 0, 0).depth.count == 1);
+  // A tap-rows plan that keeps them: every tap.
+  ct3d::cuda::TapRowsPlan keeping = ct3d::cuda::plan_tap_rows(p58, false, true, true);
+  REQUIRE(keeping.window.columns > 0);
+  keeping.window.skip_halo_taps = false;
+  const ct3d::cuda::TileTaps all = ct3d::cuda::tap_rows_tile_taps(p58, keeping, 0, 0);
   CHECK(all.depth.first == 0);
   CHECK(all.depth.count == 3);
   CHECK(all.height.count == 5);

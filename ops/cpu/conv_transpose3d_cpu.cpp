@@ -26,6 +26,7 @@
 #include "ops/cpu/scatter_forward.h"
 #include "ops/cpu/shifted_gemm.h"
 #include "ops/error_message.h"
+#include "ops/form_choice.h"
 #include "ops/phase_plan.h"
 #include "ops/reduced_precision.h"
 
@@ -160,11 +161,11 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
 }
 
 // The input-stationary GEMM form where it multiplies fewer products; it needs ct3d's
-// AVX-512 GEMM. CT3D_CPU_FORWARD=gather or scatter forces one (the tests run both).
+// AVX-512 GEMM. The tests force either (forced_form.h: cpu-gather, cpu-scatter).
 bool use_scatter_forward(const ConvGeometry& geometry) {
   if (!cpu::has_avx512()) return false;
-  const char* forced = std::getenv("CT3D_CPU_FORWARD");
-  if (forced != nullptr && forced[0] != '\0') return std::string(forced) == "scatter";
+  const FormChoice forced = form_choice(FormSwitch::kCpuScatter);
+  if (forced != FormChoice::kRule) return forced == FormChoice::kAlways;
   return cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
 }
 

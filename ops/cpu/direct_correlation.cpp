@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "ops/cpu/gemm_avx512.h"
+#include "ops/form_choice.h"
 
 #if defined(__x86_64__)
 #include "ops/cpu/avx512_vector.h"
@@ -116,8 +117,8 @@ bool use_direct_correlation(const ConvGeometry& g) {
   for (const DimGeometry& d : g.dim) {
     if (d.stride != 1) return false;
   }
-  const char* forced = std::getenv("CT3D_CPU_DIRECT");
-  return forced == nullptr || forced[0] != '0';
+  // The tests turn it off (forced_form.h: cpu-gather, cpu-scatter).
+  return form_choice(FormSwitch::kCpuDirect) != FormChoice::kNever;
 }
 
 namespace {

@@ -39,7 +39,7 @@ void direct_correlation(const PaddedVolume& source, int64_t source_channels_tota
                         std::array<int64_t, 3> target_extent);
 
 // Whether a stride-1 layer's forward and input gradient run directly: on AVX-512
-// CPUs, unless CT3D_CPU_DIRECT=0 (the tests run both). Measured on the CPU table
+// CPUs (the tests also run the GEMM forms: forced_form.h). Measured on the CPU table
 // against the GEMM forms: as fast or faster on every stride-1 shape, 3x on the
 // 16-channel ones (docs/KERNEL_LOG.md, CPU c5).
 bool use_direct_correlation(const ConvGeometry& g);

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "ops/options.h"
+
 namespace ct3d::cpu {
 
 #if defined(__x86_64__)
@@ -131,10 +133,9 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, 
 }  // namespace
 
 bool has_avx512() {
-  // CT3D_CPU_NO_AVX512=1 takes the BLAS path anyway (the tests run both paths).
-  static const bool supported =
-      __builtin_cpu_supports("avx512f") && std::getenv("CT3D_CPU_NO_AVX512") == nullptr;
-  return supported;
+  // The option cpu_isa=generic takes the BLAS path anyway (the tests run both paths).
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported && options().cpu_isa == CpuIsa::kAuto;
 }
 
 template <typename T>

@@ -25,13 +25,11 @@
 #include "ops/cuda/engine/half_gather.h"
 #include "ops/cuda/engine/half_window.h"
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/gradients_cuda.h"
 #include "ops/cuda/winograd/winograd_forward.h"
 #include "ops/error_message.h"
-#include "ops/polyphase_input_gradient.h"
 #include "ops/reduced_precision.h"
 
 namespace ct3d {
@@ -130,38 +128,8 @@ void check_backward_tensor_cuda(const at::Tensor& tensor) {
   check_dtype_supported(tensor, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, "CUDA");
 }
 
-namespace {
-
-// ct3d's CUDA forward with stride 1, no output padding and dilation 1 (the polyphase
-// form's engine).
-at::Tensor cuda_stride_one_forward(const at::Tensor& input, const at::Tensor& weight,
-                                   const Int3& padding, int64_t groups) {
-  const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
-  const std::vector<int64_t> pad(padding.begin(), padding.end());
-  return conv_transpose3d_cuda(input, weight, std::nullopt, c10::fromIntArrayRefSlow(one),
-                               c10::fromIntArrayRefSlow(pad), c10::fromIntArrayRefSlow(zero),
-                               c10::SymInt(groups), c10::fromIntArrayRefSlow(one));
-}
-
-}  // namespace
-
 at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                const at::Tensor& weight, bool operands_exact_in_tf32) {
-  // The polyphase form (KERNEL_LOG dg1): a strided input gradient as one stride-1
-  // forward of ct3d's; only with CT3D_POLYPHASE_INPUT_GRADIENT=1 (measured slower but
-  // on L1-72).
-  if (grad_output.scalar_type() == at::kFloat && !operands_exact_in_tf32 &&
-      grad_output.numel() > 0 &&
-      cuda::mainloop_switch("CT3D_POLYPHASE_INPUT_GRADIENT") == cuda::MainloopSwitch::kAlways) {
-    const ConvGeometry geometry = geometry_of(args);
-    if (polyphase_input_gradient_applies(geometry) && geometry.input_positions() > 0 &&
-        geometry.in_channels > 0) {
-      const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
-      const at::Tensor result = polyphase_input_gradient(
-          geometry, args.batched ? g : g.unsqueeze(0), w, cuda_stride_one_forward);
-      return args.batched ? result : result.squeeze(0);
-    }
-  }
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
   const int64_t total = grad_input.numel();
   if (total == 0) return grad_input;

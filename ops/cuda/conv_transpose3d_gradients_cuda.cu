@@ -17,10 +17,10 @@
 #include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/channel_sums.h"
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/tap_rows.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/gradients_cuda.h"
+#include "ops/form_choice.h"
 #include "ops/reduced_precision.h"
 
 namespace ct3d {
@@ -58,12 +58,12 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   if (output_mask[0]) {
     cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
     problem.operands_exact_in_tf32 = operands_exact_in_tf32;
-    // CT3D_SHARED_STAGING=0 never shares the copy (each gradient stages its own), 1
-    // wherever the layouts match, unset where it pays.
-    const cuda::MainloopSwitch sharing = cuda::mainloop_switch("CT3D_SHARED_STAGING");
+    // The copy shared where it pays (the tests force it either way: forced_form.h,
+    // shared-staging and unshared-staging), each gradient's own elsewhere.
+    const FormChoice sharing = form_choice(FormSwitch::kSharedStaging);
     const bool same_staging =
-        (sharing == cuda::MainloopSwitch::kAlways ||
-         (sharing == cuda::MainloopSwitch::kWherePays && cuda::sharing_staged_output_pays(plan))) &&
+        (sharing == FormChoice::kAlways ||
+         (sharing == FormChoice::kRule && cuda::sharing_staged_output_pays(plan))) &&
         cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
         cuda::gather_staged_layout(problem) == plan.output;
     // Only there is the tap-columns form asked; its plan reads only the output's

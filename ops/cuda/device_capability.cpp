@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "ops/error_message.h"
+#include "ops/options.h"
 
 #ifndef CT3D_CUDA_ARCH_LIST
 #define CT3D_CUDA_ARCH_LIST "unknown"
@@ -20,17 +21,10 @@
 namespace ct3d::cuda {
 namespace {
 
-// "8.0" or "80" -> 80; anything unreadable -> no cap. Read once per process.
+// The option max_capability (ops/options.h), or no cap.
 int capability_cap() {
-  static const int cap = [] {
-    const char* value = std::getenv("CT3D_MAX_CAPABILITY");
-    if (value == nullptr || value[0] == '\0') return 1000;
-    int major = 0, minor = 0;
-    if (std::sscanf(value, "%d.%d", &major, &minor) == 2) return 10 * major + minor;
-    const int plain = std::atoi(value);
-    return plain > 0 ? plain : 1000;
-  }();
-  return cap;
+  const int cap = options().max_capability;
+  return cap > 0 ? cap : 1000;
 }
 
 // Answers that cannot change while the process runs, asked once per device: every

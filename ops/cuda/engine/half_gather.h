@@ -13,7 +13,7 @@
 namespace ct3d::cuda {
 
 // Whether it may apply, checked before anything is allocated: not turned off
-// (CT3D_HALF_GATHER=0), wgmma available, more than 16 target channels per group (its
+// (forced_form.h: half-widened), wgmma available, more than 16 target channels per group (its
 // blocks are 32 channels or more; narrower groups stay on the widened path).
 bool half_gather_may_apply(const GatherProblem& problem);
 

@@ -13,10 +13,10 @@
 #include "ops/cuda/engine/half_gather.h"
 #include "ops/cuda/engine/half_window_weights.h"
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_half_gather_kernel.cuh"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -30,13 +30,10 @@ int half_gather_channels_for(int64_t cout) {
   return 128;
 }
 
-// The persistent grid: a block per multiprocessor (CT3D_HALF_GATHER_PERSISTENT=0: a
-// block per tile), a count prime to the phases so that each block's tiles (gridDim.x
-// apart, phase fastest) cycle through every phase and the blocks get even work.
+// The persistent grid: a block per multiprocessor, a count prime to the phases so that
+// each block's tiles (gridDim.x apart, phase fastest) cycle through every phase and the
+// blocks get even work.
 unsigned persistent_blocks(int64_t tiles, int phases) {
-  if (mainloop_switch("CT3D_HALF_GATHER_PERSISTENT") == MainloopSwitch::kNever) {
-    return static_cast<unsigned>(std::min<int64_t>(tiles, INT_MAX));
-  }
   int64_t blocks = multiprocessor_count();
   if (tiles <= blocks) return static_cast<unsigned>(tiles);
   while (blocks > 1 && std::gcd(blocks, int64_t{phases}) != 1) --blocks;
@@ -111,7 +108,7 @@ void launch_for_channels(const GatherProblem& problem, const at::Tensor& source,
 }  // namespace
 
 bool half_gather_may_apply(const GatherProblem& problem) {
-  return mainloop_switch("CT3D_HALF_GATHER") != MainloopSwitch::kNever && wgmma_enabled() &&
+  return form_choice(FormSwitch::kHalfGather) != FormChoice::kNever && wgmma_enabled() &&
          problem.target_channels > 16;
 }
 

@@ -13,14 +13,13 @@
 namespace ct3d::cuda {
 
 // Whether the half form may apply, checked before anything is allocated: not turned off
-// (CT3D_HALF_WINDOW=0), wgmma available, one stride phase in every dimension. The
-// kernels' plans may still turn a problem away (launch_half_window).
+// (forced_form.h: half-gather, half-widened), wgmma available, one stride phase in every
+// dimension. The kernels' plans may still turn a problem away (launch_half_window).
 bool half_window_may_apply(const GatherProblem& problem);
 
 // source, weight: contiguous float16 or bfloat16 (the same); bias: contiguous in their
 // dtype, or undefined; output: the source's dtype, contiguous or channels-last. Returns
-// false, having done nothing, where neither kernel applies. CT3D_HALF_WINDOW=0 turns
-// it off (so that a benchmark can time the widened path against it).
+// false, having done nothing, where neither kernel applies.
 bool launch_half_window(const GatherProblem& problem, const at::Tensor& source,
                         const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                         cudaStream_t stream);

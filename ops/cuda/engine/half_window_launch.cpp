@@ -1,15 +1,14 @@
 #include "ops/cuda/engine/half_window.h"
-
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/shifted_window.h"
 #include "ops/cuda/engine/tap_rows.h"
 #include "ops/cuda/engine/wgmma_available.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 
 bool half_window_may_apply(const GatherProblem& problem) {
-  if (mainloop_switch("CT3D_HALF_WINDOW") == MainloopSwitch::kNever || !wgmma_enabled()) {
+  if (form_choice(FormSwitch::kHalfWindow) == FormChoice::kNever || !wgmma_enabled()) {
     return false;
   }
   for (const GatherDim& dim : problem.dim) {
@@ -26,10 +25,10 @@ bool launch_half_window(const GatherProblem& problem, const at::Tensor& source,
     return false;
   }
   // The float32 forward's order: the shifted-window GEMM where it pays (or wherever it
-  // applies, with CT3D_SHIFTED_WINDOW=1), else the tap-rows form; then the
+  // applies, where the tests force it), else the tap-rows form; then the
   // shifted-window GEMM wherever it applies, since the alternative here is the widened
   // float32 path, not another half mainloop.
-  const bool window_first = mainloop_switch("CT3D_SHIFTED_WINDOW") == MainloopSwitch::kAlways;
+  const bool window_first = form_choice(FormSwitch::kShiftedWindow) == FormChoice::kAlways;
   return launch_half_shifted_window(problem, source, weight, bias, output, stream,
                                     !window_first) ||
          launch_half_tap_rows(problem, source, weight, bias, output, stream) ||

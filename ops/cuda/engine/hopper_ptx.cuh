@@ -23,13 +23,6 @@ __device__ __forceinline__ uint64_t matrix_descriptor(uint32_t address, uint32_t
          (static_cast<uint64_t>(stride_bytes >> 4) << 32);
 }
 
-// A K-major operand in the 128-byte-swizzled layout TMA writes (rows of 128 bytes,
-// 8-row atoms 1024 bytes apart, the tile 1024-byte aligned); `address` may step along
-// K inside a row (32 bytes a TF32 k-step). The leading offset is unused there.
-__device__ __forceinline__ uint64_t swizzled_128b_descriptor(uint32_t address) {
-  return matrix_descriptor(address, 16, 1024) | (uint64_t{1} << 62);
-}
-
 __device__ __forceinline__ void wgmma_fence() {
   CT3D_SM90A(asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");)
 }

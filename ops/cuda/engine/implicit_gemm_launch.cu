@@ -14,7 +14,6 @@
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/implicit_gemm_kernel.cuh"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/shifted_window.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/strided_lines.h"
@@ -25,6 +24,7 @@
 #include "ops/cuda/engine/wgmma_kernel.cuh"
 #include "ops/cuda/engine/wgmma_reuse_kernel.cuh"
 #include "ops/cuda/engine/width_tap_reuse.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -172,7 +172,7 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
                            staged, WidthReusePlan{});
   };
   // Width-tap reuse (wgmma_reuse_kernel.cuh) where it paid (width_reuse_pays).
-  const MainloopSwitch reuse_choice = mainloop_switch("CT3D_WIDTH_REUSE");
+  const FormChoice reuse_choice = form_choice(FormSwitch::kWidthReuse);
   // Launches a width-tap reuse configuration where its plan applies and (unless
   // forced) it pays; returns whether it did.
   const auto try_reuse = [&](auto config) {
@@ -180,8 +180,8 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
     const PhaseProblem p = make_phase_problem(folded, kBlockK, Cfg::kBlockChannels, output);
     const WidthReusePlan plan =
         plan_width_reuse(p, Cfg::kBlockPositions, Cfg::kBlockChannels, Cfg::kMaxTileRows);
-    if (plan.taps_per_stage == 0 || (reuse_choice != MainloopSwitch::kAlways &&
-                                     !width_reuse_pays(p, Cfg::kBlockChannels, fold))) {
+    if (plan.taps_per_stage == 0 ||
+        (reuse_choice != FormChoice::kAlways && !width_reuse_pays(p, Cfg::kBlockChannels, fold))) {
       return false;
     }
     launch_all_phases<Cfg>(folded, p, fold, flag, source, weight, bias, output, stream,
@@ -189,7 +189,7 @@ void launch_configuration(const GatherProblem& folded, int fold, int* flag,
     return true;
   };
   const int64_t cout = folded.target_channels;
-  if (wgmma_enabled() && reuse_choice != MainloopSwitch::kNever) {
+  if (wgmma_enabled() && reuse_choice != FormChoice::kNever) {
     // Two m-tiles per warpgroup where the registers allow: twice the rows per
     // weight tile copied (w5: one m-tile for 64 channels was 12 % slower on 68).
     bool launched = false;

@@ -12,8 +12,7 @@ namespace ct3d::cuda {
 // Runs the problem (groups folded `fold` at a time; arguments as launch_implicit_gemm)
 // on the shifted-window GEMM where it applies and pays (shifted_window_pays) and
 // returns true; returns false, having done nothing, where it does not (not sm_90a,
-// folded groups, not stride 1, narrow blocks). CT3D_SHIFTED_WINDOW=0 turns it off,
-// =1 runs it wherever it applies.
+// folded groups, not stride 1, narrow blocks). The tests force it on or off (forced_form.h).
 bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Tensor& source,
                            const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                            cudaStream_t stream, int64_t staging_budget_floats);
@@ -22,7 +21,7 @@ bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Ten
 // one dtype; no bias: undefined; output in the source's dtype, groups not folded) on the
 // shifted-window GEMM's half form (window_operands.cuh), where it applies (and, with
 // only_where_float_pays, where the float32 form pays); false, having done nothing,
-// elsewhere. CT3D_SHIFTED_WINDOW=0 turns it off.
+// elsewhere.
 bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& source,
                                 const at::Tensor& weight, const at::Tensor& bias,
                                 at::Tensor& output, cudaStream_t stream,

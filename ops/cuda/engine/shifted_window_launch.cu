@@ -10,12 +10,12 @@
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/half_window_weights.h"
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/shifted_window.h"
 #include "ops/cuda/engine/weight_packing.h"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_shifted_window_kernel.cuh"
 #include "ops/cuda/engine/window_chunks.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -72,11 +72,9 @@ void launch_columns(const GatherProblem& problem, const PhaseProblem& p,
   }
 }
 
-// Three width taps (the k3 layers) unrolled; CT3D_WINDOW_FIXED_TAPS=0: the tap loop.
-bool three_width_taps(const PhaseProblem& p) {
-  return p.dim[2].residue[0].taps == 3 &&
-         mainloop_switch("CT3D_WINDOW_FIXED_TAPS") != MainloopSwitch::kNever;
-}
+// Three width taps (the k3 layers) unrolled (KERNEL_LOG, the fixed taps: faster than the
+// tap loop, which the other tap counts run).
+bool three_width_taps(const PhaseProblem& p) { return p.dim[2].residue[0].taps == 3; }
 
 // The half form's launch: blocks of two m-tiles where the plan has them.
 template <class Element>
@@ -112,17 +110,13 @@ bool output_lines_aligned(const PhaseProblem& p, const at::Tensor& output) {
 }
 
 // The half form's plan: blocks of 128 target channels where they apply (the padded
-// channels a multiple of 128, three stages in shared memory) unless
-// CT3D_HALF_WINDOW_128=0, else of 64; room for the parked epilogue where the output
-// lines are aligned, unless CT3D_WINDOW_PARKED_EPILOGUE=0 (then the epilogue stores
-// from the accumulators).
+// channels a multiple of 128, three stages in shared memory), else of 64; room for the
+// parked epilogue where the output lines are aligned (else the epilogue stores from the
+// accumulators). Both measured faster where they apply (KERNEL_LOG, the half window).
 ShiftedWindowPlan plan_half_shifted_window(const PhaseProblem& p, const at::Tensor& output) {
-  const bool parked = mainloop_switch("CT3D_WINDOW_PARKED_EPILOGUE") != MainloopSwitch::kNever &&
-                      output_lines_aligned(p, output);
-  if (mainloop_switch("CT3D_HALF_WINDOW_128") != MainloopSwitch::kNever) {
-    const ShiftedWindowPlan plan = plan_shifted_window(p, true, kWindowMaxMTiles, parked);
-    if (plan.columns != 0) return plan;
-  }
+  const bool parked = output_lines_aligned(p, output);
+  const ShiftedWindowPlan plan = plan_shifted_window(p, true, kWindowMaxMTiles, parked);
+  if (plan.columns != 0) return plan;
   return plan_shifted_window(p, true, 1, parked);
 }
 
@@ -131,12 +125,12 @@ ShiftedWindowPlan plan_half_shifted_window(const PhaseProblem& p, const at::Tens
 bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Tensor& source,
                            const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                            cudaStream_t stream, int64_t staging_budget_floats) {
-  const MainloopSwitch choice = mainloop_switch("CT3D_SHIFTED_WINDOW");
-  if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
+  const FormChoice choice = form_choice(FormSwitch::kShiftedWindow);
+  if (choice == FormChoice::kNever || fold != 1 || !wgmma_enabled()) return false;
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
   const ShiftedWindowPlan plan = plan_shifted_window(p);
   if (plan.columns == 0 ||
-      (choice == MainloopSwitch::kWherePays && !shifted_window_pays(p, problem.input_gradient))) {
+      (choice == FormChoice::kRule && !shifted_window_pays(p, problem.input_gradient))) {
     return false;
   }
   const at::Tensor packed =
@@ -158,7 +152,7 @@ bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& 
                                 const at::Tensor& weight, const at::Tensor& bias,
                                 at::Tensor& output, cudaStream_t stream,
                                 bool only_where_float_pays) {
-  if (mainloop_switch("CT3D_SHIFTED_WINDOW") == MainloopSwitch::kNever || !wgmma_enabled()) {
+  if (form_choice(FormSwitch::kShiftedWindow) == FormChoice::kNever || !wgmma_enabled()) {
     return false;
   }
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);

@@ -4,7 +4,6 @@
 #include <climits>
 
 #include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/tap_rows_plan.h"
 #include "ops/cuda/engine/tile_taps.h"
 #include "ops/cuda/engine/width_tap_reuse.h"
@@ -61,8 +60,7 @@ bool plan_compact_grid(const PhaseProblem& p, ShiftedWindowPlan& plan) {
   plan.origin = p.halo_low[0] * plan.plane_pitch + p.halo_low[1] * plan.line_pitch + p.halo_low[2];
   plan.min_width_shift = lowest_shift(p.dim[2].residue[0].first_shift,
                                       p.dim[2].residue[0].shift_step, p.dim[2].residue[0].taps);
-  plan.skip_halo_taps = mainloop_switch("CT3D_SKIP_HALO_TAPS") != MainloopSwitch::kNever &&
-                        border_taps_read_halo(p);
+  plan.skip_halo_taps = border_taps_read_halo(p);
   return true;
 }
 
@@ -93,12 +91,10 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands,
   const int least_used = half_operands ? 32 : 48;
   if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < least_used)) return plan;
   if (!plan_compact_grid(p, plan)) return plan;
-  // Its tiles keep every tap unless CT3D_SKIP_HALO_TAPS=1: leaving the halo's out measured
-  // no gain on this GEMM (KERNEL_LOG tc15: 68 1.00x, the k5 wide layers 1.00-1.02x, in
-  // float16 1.01-1.05x), where the tap-rows forms gained up to 12 %.
-  if (mainloop_switch("CT3D_SKIP_HALO_TAPS") != MainloopSwitch::kAlways) {
-    plan.skip_halo_taps = false;
-  }
+  // Its tiles keep every tap: leaving the halo's out measured no gain on this GEMM
+  // (KERNEL_LOG tc15: 68 1.00x, the k5 wide layers 1.00-1.02x, in float16 1.01-1.05x
+  // slower), where the tap-rows forms gained up to 12 %.
+  plan.skip_halo_taps = false;
   const ResidueParams& rw = p.dim[2].residue[0];
   // The fewest columns computed per plane, counting each block's fixed cost.
   int64_t best_cost = INT64_MAX;

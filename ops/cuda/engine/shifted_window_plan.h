@@ -60,7 +60,7 @@ struct ShiftedWindowPlan {
   int flush_stages = 0;  // stages per accumulator chain (float32: at most 128 k)
   // Tiles leave out the (depth tap, height tap) pairs that read only the zero halo for
   // all their stored outputs (tile_taps.h): where some do (border_taps_read_halo) and
-  // CT3D_SKIP_HALO_TAPS is not 0; in the shifted-window GEMM only where it is 1.
+  // the tap-rows forms only (the shifted-window GEMM measured no gain: plan_shifted_window).
   bool skip_halo_taps = true;
   // The launch's tiles (set per chunk of samples by set_window_tiles).
   int channel_blocks = 0;  // target channel blocks of 64 * m_tiles per group

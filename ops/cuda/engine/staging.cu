@@ -37,10 +37,7 @@ bool StagedLayout::operator==(const StagedLayout& other) const {
 }
 
 int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout) {
-  const char* chosen = std::getenv("CT3D_STAGING_TILE_POSITIONS");
-  const int forced = chosen == nullptr ? 0 : std::atoi(chosen);
-  if (forced == kStagingPositions || dtype != at::kFloat) return kStagingPositions;
-  if (forced == kStagingMidPositions) return kStagingMidPositions;
+  if (dtype != at::kFloat) return kStagingPositions;
   // 256 x 32 for whole 32-channel tiles, or one. A short last tile (the weight
   // gradient's rows at a segment pitch of 36 or 40) was a block of 4-8 channel rows
   // writing 16-byte pieces, and its weight gradients 13-28 % slower; there 128 x 64

@@ -12,7 +12,7 @@ namespace ct3d::cuda {
 // Runs the forward problem (groups folded `fold` at a time; arguments as
 // launch_implicit_gemm) on the strided-lines form where it applies and returns true;
 // returns false, having done nothing, where it does not (not sm_90a, folded groups, the
-// plan's conditions). CT3D_STRIDED_LINES=0 turns it off.
+// plan's conditions).
 bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream);

@@ -9,12 +9,12 @@
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/strided_lines.h"
 #include "ops/cuda/engine/tap_row_weights.cuh"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_strided_lines_kernel.cuh"
 #include "ops/cuda/engine/window_tensor_map.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -125,17 +125,15 @@ void launch(const PhaseProblem& p, const StridedLinesPlan& plan, const at::Tenso
 bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream) {
-  const MainloopSwitch choice = mainloop_switch("CT3D_STRIDED_LINES");
-  if (choice == MainloopSwitch::kNever || fold != 1 || !strided_lines_may_apply(problem) ||
+  const FormChoice choice = form_choice(FormSwitch::kStridedLines);
+  if (choice == FormChoice::kNever || fold != 1 || !strided_lines_may_apply(problem) ||
       !wgmma_enabled() || source.size(0) != problem.batch) {
     return false;
   }
   const PhaseProblem p = make_phase_problem(problem, 8 * kStridedLinesStageSteps, 8, output);
   const StridedLinesPlan plan =
-      plan_strided_lines(problem, p, source_fits_boxes(source, problem.groups, p.cin_per_group),
-                         mainloop_switch("CT3D_STRIDED_LINES_STAGED") != MainloopSwitch::kNever);
-  if (plan.width_taps == 0 ||
-      (choice == MainloopSwitch::kWherePays && !strided_lines_pays(p, plan))) {
+      plan_strided_lines(problem, p, source_fits_boxes(source, problem.groups, p.cin_per_group));
+  if (plan.width_taps == 0 || (choice == FormChoice::kRule && !strided_lines_pays(plan))) {
     return false;
   }
   if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);

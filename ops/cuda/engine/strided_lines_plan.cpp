@@ -42,7 +42,7 @@ bool strided_lines_may_apply(const GatherProblem& problem) {
 }
 
 StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhaseProblem& p,
-                                    bool source_boxes, bool staged_stores) {
+                                    bool source_boxes) {
   const StridedLinesPlan none{};
   if (!source_boxes || !strided_lines_may_apply(problem)) return none;
   const GatherDim& width = problem.dim[2];
@@ -93,10 +93,8 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
   if (tiles <= 0 || tiles > INT_MAX) return none;
   plan.tiles = static_cast<int>(tiles);
   plan.stage_bytes = strided_lines_stage_bytes(plan.width_taps * plan.channel_block, m_tiles);
-  plan.staged_stores = staged_stores;
   // 8 compute warps' staged rows: channel_block x kStridedLinesStagedPitch floats each.
-  const int staged_bytes =
-      plan.staged_stores ? 8 * plan.channel_block * kStridedLinesStagedPitch * 4 : 0;
+  const int staged_bytes = 8 * plan.channel_block * kStridedLinesStagedPitch * 4;
   plan.slots = std::min(kMaxSlots, (kSharedBudgetBytes - staged_bytes) / plan.stage_bytes);
   if (plan.slots < kMinSlots) return none;
   plan.staged_offset = plan.slots * plan.stage_bytes;
@@ -105,20 +103,9 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
   return plan;
 }
 
-bool strided_lines_pays(const PhaseProblem& p, const StridedLinesPlan& plan) {
-  constexpr int kNarrowTarget = 16;
-  constexpr int kLongReduction = 128;
+bool strided_lines_pays(const StridedLinesPlan& plan) {
   constexpr int kMaxFlushedChannelBlocks = 2;
-  if (plan.flush_stages > 0) return plan.channel_blocks <= kMaxFlushedChannelBlocks;
-  if (plan.staged_stores || p.cout_per_group <= kNarrowTarget) return true;
-  int64_t reduction = 0;
-  for (int a = 0; a < p.dim[0].active_residues; ++a) {
-    for (int b = 0; b < p.dim[1].active_residues; ++b) {
-      reduction += int64_t{p.dim[0].residue[p.dim[0].active_residue[a]].taps} *
-                   p.dim[1].residue[p.dim[1].active_residue[b]].taps * p.cin_per_group;
-    }
-  }
-  return reduction >= int64_t{kLongReduction} * p.dim[0].active_residues * p.dim[1].active_residues;
+  return plan.flush_stages == 0 || plan.channel_blocks <= kMaxFlushedChannelBlocks;
 }
 
 }  // namespace ct3d::cuda

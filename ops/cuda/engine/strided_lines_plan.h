@@ -67,10 +67,9 @@ struct StridedLinesPlan {
   // Stages per accumulator chain, or 0: the whole reduction is one chain (at most
   // kStridedLinesMaxChain, or exact operands, whose output is rounded to 11 or 8 bits).
   int flush_stages = 0;
-  // The epilogue's warp-staged stores (KERNEL_LOG sl2, sl4: every width the form takes),
+  // The epilogue's warp-staged stores (KERNEL_LOG sl2, sl4: every width the form takes):
   // each compute warp's rows (kChannels x kStridedLinesStagedPitch floats) at
   // staged_offset past the slots.
-  bool staged_stores = false;
   int staged_offset = 0;
 };
 
@@ -82,20 +81,17 @@ bool strided_lines_may_apply(const GatherProblem& problem);
 // does not apply: width stride 2 with dilation 1 and 3 or 4 taps, whole source lines of
 // at most 128 columns (a multiple of 4; 64 where the chain flushes) per compute
 // warpgroup, one TMA box per stage inside a group (source_boxes: the source
-// fits window_tensor_map.h's boxes). staged_stores: the warp-staged epilogue (the
-// default; CT3D_STRIDED_LINES_STAGED=0 turns it off).
+// fits window_tensor_map.h's boxes).
 StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhaseProblem& p,
-                                    bool source_boxes, bool staged_stores);
+                                    bool source_boxes);
 
 // Where the form measured faster than the other mainloops. Flushed chains (KERNEL_LOG
 // sl3): at most 2 channel blocks per group (1.4-2.3x with 8 to 64 target channels; with
 // 4, W-256-128-k3-s2, 0.98x: each block reads the source again, one m-tile a weight
-// stage). Unflushed ones with the warp-staged stores (sl2, sl4): every layer measured
-// (L1-73 0.90 against 1.53 ms). With the lanes' stores (sl1): a target of at most 16
-// channels per group, or a mean reduction of at least 128 per target column (depth taps
-// x height taps x source channels, over the active residue pairs); L1-73 (32 channels,
-// 72) was 0.84x there, its stores of 8 floats 2 apart per channel of a warp store held it.
-bool strided_lines_pays(const PhaseProblem& p, const StridedLinesPlan& plan);
+// stage). Unflushed ones, with the warp-staged stores (sl2, sl4): every layer measured
+// (L1-73 0.90 against 1.53 ms; the lanes' own stores, sl1, lost there, 0.84x, and are
+// gone).
+bool strided_lines_pays(const StridedLinesPlan& plan);
 
 // Tile index: line block fastest, then height residue, target plane (depth residue,
 // phase position), channel block, group, sample; tiles that read the same source

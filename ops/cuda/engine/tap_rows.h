@@ -14,7 +14,7 @@ namespace ct3d::cuda {
 // tap_columns_pays) and returns true; returns false, having done nothing, where they do
 // not (not sm_90a, folded groups, not stride 1, more than 128 rows of (width tap,
 // channel), or for the tap-columns form rows other than tap_rows_plan.h's choices).
-// CT3D_TAP_ROWS=0 turns both off, =1 runs them wherever they apply.
+// The tests force them on or off (forced_form.h).
 bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& source,
                      const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                      cudaStream_t stream, int64_t staging_budget_floats);
@@ -25,7 +25,7 @@ bool tap_columns_takes(const GatherProblem& problem, const at::Tensor& output);
 
 // The forward of float16 or bfloat16 tensors (as launch_half_shifted_window's) on the
 // tap-rows form's half form (window_operands.cuh), where it applies; false, having
-// done nothing, elsewhere. CT3D_TAP_ROWS=0 turns it off.
+// done nothing, elsewhere.
 bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream);

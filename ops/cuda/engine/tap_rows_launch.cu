@@ -12,13 +12,13 @@
 #include "ops/cuda/engine/half_window_weights.h"
 #include "ops/cuda/engine/implicit_gemm.h"
 #include "ops/cuda/engine/implicit_gemm_layout.cuh"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/tap_row_weights.cuh"
 #include "ops/cuda/engine/tap_rows.h"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/engine/wgmma_tap_rows_kernel.cuh"
 #include "ops/cuda/engine/window_chunks.h"
 #include "ops/cuda/engine/window_tensor_map.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -232,15 +232,15 @@ void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
 bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& source,
                      const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                      cudaStream_t stream, int64_t staging_budget_floats) {
-  const MainloopSwitch choice = mainloop_switch("CT3D_TAP_ROWS");
-  if (choice == MainloopSwitch::kNever || fold != 1 || !wgmma_enabled()) return false;
+  const FormChoice choice = form_choice(FormSwitch::kTapRows);
+  if (choice == FormChoice::kNever || fold != 1 || !wgmma_enabled()) return false;
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
   // The tap-columns form where it applies and is chosen (where it pays, by its own
   // measure), else the tap-rows form.
   TapRowsPlan plan = plan_tap_columns_if_taken(
       p, problem.input_gradient, source_fits_boxes(source, problem.groups, p.cin_per_group));
   if (plan.window.columns == 0) {
-    if (choice == MainloopSwitch::kWherePays && !tap_rows_pays(problem.input_gradient)) {
+    if (choice == FormChoice::kRule && !tap_rows_pays(problem.input_gradient)) {
       return false;
     }
     plan = plan_tap_rows(p);
@@ -261,7 +261,7 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
 }
 
 bool tap_columns_takes(const GatherProblem& problem, const at::Tensor& output) {
-  if (mainloop_switch("CT3D_TAP_ROWS") == MainloopSwitch::kNever || !wgmma_enabled()) {
+  if (form_choice(FormSwitch::kTapRows) == FormChoice::kNever || !wgmma_enabled()) {
     return false;
   }
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
@@ -271,7 +271,7 @@ bool tap_columns_takes(const GatherProblem& problem, const at::Tensor& output) {
 bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream) {
-  if (mainloop_switch("CT3D_TAP_ROWS") == MainloopSwitch::kNever || !wgmma_enabled()) {
+  if (form_choice(FormSwitch::kTapRows) == FormChoice::kNever || !wgmma_enabled()) {
     return false;
   }
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);

@@ -5,8 +5,8 @@
 #include <iterator>
 
 #include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/width_tap_reuse.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -143,34 +143,34 @@ bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient) {
 
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
                                       bool source_boxes) {
-  const MainloopSwitch choice = mainloop_switch("CT3D_TAP_COLUMNS");
-  if (choice == MainloopSwitch::kNever) return TapRowsPlan{};
-  const bool raw_quads = mainloop_switch("CT3D_TAP_COLUMNS_RAW") != MainloopSwitch::kNever;
+  const FormChoice choice = form_choice(FormSwitch::kTapColumns);
+  if (choice == FormChoice::kNever) return TapRowsPlan{};
+  const bool raw_quads = form_choice(FormSwitch::kTapColumnsRaw) != FormChoice::kNever;
   TapRowsPlan plan = plan_tap_rows(p, false, true, raw_quads);
-  if (choice == MainloopSwitch::kWherePays &&
+  if (choice == FormChoice::kRule &&
       !tap_columns_pays(plan.rows_used, plan.raw_quads, input_gradient)) {
     return TapRowsPlan{};
   }
-  const MainloopSwitch boxes = mainloop_switch("CT3D_TAP_COLUMNS_TMA");
-  if (source_boxes && boxes != MainloopSwitch::kNever &&
-      (boxes == MainloopSwitch::kAlways || source_tiles_may_pay(plan, input_gradient))) {
-    // Line tiles first (CT3D_TAP_COLUMNS_LINES: 0 never, 1 at any width they fit).
-    const MainloopSwitch lines = mainloop_switch("CT3D_TAP_COLUMNS_LINES");
+  const FormChoice boxes = form_choice(FormSwitch::kTapColumnsBoxes);
+  if (source_boxes && boxes != FormChoice::kNever &&
+      (boxes == FormChoice::kAlways || source_tiles_may_pay(plan, input_gradient))) {
+    // Line tiles first (where the tests force them: at any width they fit).
+    const FormChoice lines = form_choice(FormSwitch::kTapColumnsLines);
     TapRowsPlan lined = plan;
-    if (lines != MainloopSwitch::kNever && plan_line_boxes(p, lined) &&
-        (lines == MainloopSwitch::kAlways || line_tiles_pay(p, lined))) {
+    if (lines != FormChoice::kNever && plan_line_boxes(p, lined) &&
+        (lines == FormChoice::kAlways || line_tiles_pay(p, lined))) {
       return lined;
     }
-    // Then flat tiles (CT3D_TAP_COLUMNS_FLAT: 0 never, 1 wherever they fit).
-    const MainloopSwitch flat_switch = mainloop_switch("CT3D_TAP_COLUMNS_FLAT");
+    // Then flat tiles (where the tests force them: wherever they fit).
+    const FormChoice flat_switch = form_choice(FormSwitch::kTapColumnsFlat);
     TapRowsPlan flat = plan;
-    if (flat_switch != MainloopSwitch::kNever && plan_flat_boxes(p, flat) &&
-        (flat_switch == MainloopSwitch::kAlways || flat_tiles_pay(p, flat, input_gradient))) {
+    if (flat_switch != FormChoice::kNever && plan_flat_boxes(p, flat) &&
+        (flat_switch == FormChoice::kAlways || flat_tiles_pay(p, flat, input_gradient))) {
       return flat;
     }
     TapRowsPlan boxed = plan;
     if (plan_window_boxes(p, boxed) &&
-        (boxes == MainloopSwitch::kAlways || window_boxes_pay(p, boxed))) {
+        (boxes == FormChoice::kAlways || window_boxes_pay(p, boxed))) {
       plan = boxed;
     }
   }

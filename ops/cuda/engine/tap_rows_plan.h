@@ -40,8 +40,8 @@ constexpr int kTapRowsColumnChoices[] = {128, 160};
 // warpgroup up to 80 rows, one above (accumulators and totals: N x m-tiles registers,
 // beside two sets of window fragments, within the compute warpgroups' 224).
 constexpr int kTapColumnsRowChoices[] = {48, 64, 72, 80, 96, 112, 144, 160};
-// The form with both operands from shared memory (CT3D_TAP_COLUMNS_RAW=0; tc1), for
-// comparison: two m-tiles up to 96 rows.
+// The form with both operands from shared memory (tc1; where the raw form's plan does
+// not fit, and forced by the tests' tap-columns-shared): two m-tiles up to 96 rows.
 constexpr int kSharedTapColumnsRowChoices[] = {48, 72, 80, 96, 144};
 constexpr int tap_columns_m_tiles(int rows, bool raw_quads) {
   return rows <= (raw_quads ? 80 : 96) ? 2 : 1;
@@ -111,15 +111,12 @@ bool tap_rows_pays(bool input_gradient);
 // Where its tap-columns form is (docs/KERNEL_LOG.md, tc1 and tc3), given the plan's
 // rows and staging.
 bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient);
-// Whether the float32 launch takes the tap-columns form (CT3D_TAP_COLUMNS: never,
-// always, or where it pays; CT3D_TAP_COLUMNS_RAW=0 its form with both operands from
-// shared memory), and where its plan applies: its plan, else one with
+// Whether the float32 launch takes the tap-columns form (where it pays, or as the
+// tests force it: forced_form.h), and where its plan applies: its plan, else one with
 // window.columns 0. The shifted-window GEMM leaves it the layers it takes.
 // source_boxes: the source may be read by TMA (window_tensor_map.h); then the plan
-// takes, where they apply and their switch says so (0: never; 1: always; unset: where
-// they pay), line tiles (CT3D_TAP_COLUMNS_LINES), else flat tiles
-// (CT3D_TAP_COLUMNS_FLAT), else plan_window_boxes' boxes (CT3D_TAP_COLUMNS_TMA; 0 turns
-// all three off, unset leaves them where source_tiles_may_pay says no).
+// takes, where they apply and pay, line tiles, else flat tiles, else
+// plan_window_boxes' boxes (none where source_tiles_may_pay says no).
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
                                       bool source_boxes = false);
 

@@ -43,7 +43,7 @@ CT3D_HOST_DEVICE TileTaps all_tile_taps(const PhaseProblem& p) {
 }
 
 // The taps of the tile on target plane qd whose stored outputs lie on target lines
-// [line0, line1]; all of them where the plan does not skip (CT3D_SKIP_HALO_TAPS=0).
+// [line0, line1]; all of them where the plan does not skip.
 CT3D_HOST_DEVICE TileTaps tile_taps(const PhaseProblem& p, const ShiftedWindowPlan& plan, int qd,
                                     int line0, int line1) {
   if (!plan.skip_halo_taps) return all_tile_taps(p);

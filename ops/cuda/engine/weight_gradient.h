@@ -58,7 +58,7 @@ void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& in
 // float32, to be rounded once by the caller. Returns false, having done nothing,
 // where that form does not apply.
 // The cheap part of its checks, for before any copy or allocation: not turned off
-// (CT3D_HALF_WGRAD=0), wgmma available, the engine's limits, widths a multiple of 8 (its
+// (forced_form.h: half-widened), wgmma available, the engine's limits, widths a multiple of 8 (its
 // 16-byte input loads) and a multiple of 8 output channels per folded group (its
 // ldmatrix rows). The launch may still turn a plan away (shared memory, grid).
 bool half_weight_gradient_may_apply(const WeightGradientPlan& plan);

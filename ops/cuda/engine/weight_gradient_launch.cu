@@ -11,12 +11,12 @@
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/group_fold.h"
 #include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
 #include "ops/cuda/engine/weight_gradient.h"
 #include "ops/cuda/engine/weight_gradient_kernel.cuh"
 #include "ops/cuda/engine/weight_gradient_splits.h"
 #include "ops/cuda/engine/wgmma_available.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -305,9 +305,8 @@ bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dty
 }
 
 bool half_weight_gradient_may_apply(const WeightGradientPlan& plan) {
-  // CT3D_HALF_WGRAD=0 turns it off (a benchmark then times the widened path); the same
-  // limits as float32's (the dtype aside), then the wgmma form's own.
-  return mainloop_switch("CT3D_HALF_WGRAD") != MainloopSwitch::kNever && wgmma_enabled() &&
+  // The same limits as float32's (the dtype aside), then the wgmma form's own.
+  return form_choice(FormSwitch::kHalfWgrad) != FormChoice::kNever && wgmma_enabled() &&
          weight_gradient_supports(plan, at::kFloat) && plan.geometry.dim[2].input % 8 == 0 &&
          plan.cout % 8 == 0;
 }

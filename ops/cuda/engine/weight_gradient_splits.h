@@ -63,7 +63,7 @@ void sum_wgrad_splits(const WgradSumShape& shape, const at::Tensor& workspace,
                       at::Tensor& grad_weight, cudaStream_t stream);
 
 // The wgmma mainloop (sm_90a): launches it and returns true where it runs and pays
-// (CT3D_WGRAD_WGMMA=0|1 turns it off or forces it), else returns false, having done
+// (the tests force it on or off: forced_form.h), else returns false, having done
 // nothing.
 bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
                                   const at::Tensor& grad_output, at::Tensor& grad_weight,

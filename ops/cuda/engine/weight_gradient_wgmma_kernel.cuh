@@ -11,10 +11,6 @@
 // copied once per stage whatever the number of width taps.
 //
 // Block: warpgroup 0 loads, warpgroups 1 and 2 compute kMTiles m64 tiles each.
-// - B by TMA (Cfg::kTmaB, with CT3D_WGRAD_TMA_B=1; KERNEL_LOG tb1; float32 stages of
-//   32 positions): the input was split into hi and lo planes beforehand, and the first
-//   producer brings a stage's B as two copies in the 128-byte-swizzled K-major layout
-//   (a channel's 32 positions a row); the other producers only copy segments.
 // - The producers copy each pair's segment (the staged grad_output rows the stage's
 //   32 positions reach with any width tap), as one bulk copy where grad_output is
 //   staged at the segments' pitch (bulk_segments) else in cp.async pieces, and load the
@@ -82,8 +78,6 @@ struct WgradWgmmaProblem {
   // Segments by one bulk copy per pair (staged rows already pitch apart, one group's
   // rows contiguous) rather than cp.async pieces.
   bool bulk_segments;
-  // B by TMA from the hi and lo planes (b_hi_map, b_lo_map), slots 1024-byte aligned.
-  bool tma_b;
   int groups;
 };
 
@@ -113,13 +107,11 @@ __device__ __forceinline__ WgradTile wgrad_tile_at(const WgradWgmmaProblem& p, i
   return tile;
 }
 
-// kBByTma: B by TMA from split planes (float32 with three products, 32-position stages).
 template <int kChannels, int kMTilesPerWarpgroup, class Operands,
-          int kStagePositions = kWgradTilePositions, bool kBByTma = false>
+          int kStagePositions = kWgradTilePositions>
 struct WgradWgmmaConfig {
   using Ops = Operands;  // weight_gradient_operands.cuh
   using Element = typename Ops::Element;
-  static constexpr bool kTmaB = kBByTma;
   static constexpr int kN = kChannels;  // input channels of a block
   static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kPositions = kStagePositions;  // K of one stage
@@ -152,8 +144,6 @@ struct WgradWgmmaConfig {
   static_assert(128 * (168 - kProducerRegisters) >= 256 * (kComputeRegisters - 168),
                 "registers the producers free");
   static_assert(kN % 8 == 0 && kN <= 64, "wgmma N");
-  static_assert(!kTmaB || (!Ops::kHalf && kPositions == 32),
-                "TMA's B: float32 rows of 32 positions (128 bytes, the swizzle's span)");
 };
 
 // Bytes of a stage's B for blocks of `channels` input channels and stages of
@@ -170,16 +160,13 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 // Grid: (splits, row blocks x channel blocks, groups). Block (split, rows, channels)
 // writes, for each of its rows' taps, the tile workspace[split][group][tap][channel
 // block] of kN input channels x output_channels (the sum kernel's tile layout with
-// kBlockM = kN, kBlockN = output_channels). b_hi_map, b_lo_map: the chunk's hi and lo
-// planes (W, H, D, C, N), boxes of 32 positions x kN channels (used where p.tma_b).
+// kBlockM = kN, kBlockN = output_channels).
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     weight_gradient_wgmma_kernel(const __grid_constant__ WgradWgmmaProblem p,
                                  const typename Cfg::Element* __restrict__ input,
                                  const typename Cfg::Element* __restrict__ staged_output,
-                                 float* __restrict__ workspace,
-                                 const __grid_constant__ CUtensorMap b_hi_map,
-                                 const __grid_constant__ CUtensorMap b_lo_map) {
+                                 float* __restrict__ workspace) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ops = typename Cfg::Ops;
   using Element = typename Cfg::Element;
@@ -187,12 +174,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kElementBytes = sizeof(Element);
   using Mma = typename Ops::template Mma<kN>;
   constexpr int kAccumulators = Mma::kAccumulators;
-  // With B by TMA the slots start at a 1024-byte boundary (the swizzled B's atoms; the
-  // host asks for 1024 bytes more).
-  extern __shared__ __align__(128) char shared_pool[];
-  char* const shared = Cfg::kTmaB
-                           ? shared_pool + ((1024 - (shared_address(shared_pool) & 1023)) & 1023)
-                           : shared_pool;
+  extern __shared__ __align__(128) char shared[];
   __shared__ __align__(8) uint64_t barriers[2 * kWgradMaxSlots];
   __shared__ int64_t pair_offset[kWgradMaxPairs];
   const int tid = threadIdx.x;
@@ -329,16 +311,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       return pairs * rows_needed * row_bytes;
     };
-    // B by TMA: the first producer's two copies of the stage's hi and lo boxes.
-    constexpr bool tma_b = Cfg::kTmaB;
-    auto copy_b = [&](int slot, const WgradTile& tile, uint32_t full) {
-      const uint32_t b = shared_base + slot * p.stage_bytes;
-      const int width0 = p.width_origin + tile.width_tile * kPositions;
-      const int channel = group * p.input_group_channels + channel0;
-      tensor_copy_5d(b, &b_hi_map, width0, tile.h, tile.d, channel, tile.sample, full);
-      tensor_copy_5d(b + Cfg::kBPartBytes, &b_lo_map, width0, tile.h, tile.d, channel, tile.sample,
-                     full);
-    };
     // Stage s's B in b_values[s % kBuffers]; unrolled loops keep every index constant.
     constexpr int kAhead = Cfg::kBStagesAhead, kBuffers = kAhead + 1;
     WgradTile tile = wgrad_tile_at(p, first_stage);
@@ -346,9 +318,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     BValues b_values[kBuffers];
 #pragma unroll
     for (int s = 0; s < kAhead; ++s) {
-      if constexpr (!tma_b) {
-        if (s < stages) load_b(next, b_values[s]);
-      }
+      if (s < stages) load_b(next, b_values[s]);
       next.advance(p);
     }
     int slot = 0, phase = 0;
@@ -363,19 +333,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         cp_async_arrive(full);
       }
       if (it + kAhead < stages) {  // into the buffer of stage it - 1, stored before
-        if constexpr (!tma_b) load_b(next, ahead);
+        load_b(next, ahead);
         next.advance(p);
       }
-      uint32_t b_bytes = 0;
-      if constexpr (!tma_b) {
-        store_b(slot, mine);
-      } else if (tid == 0) {
-        copy_b(slot, tile, full);
-        b_bytes = Cfg::kBRegionBytes;
-      }
+      store_b(slot, mine);
       fence_proxy_async_shared();
-      if ((bulk_segments || tma_b) && tid == 0) {
-        mbarrier_arrive_expect_bytes(full, segment_bytes + b_bytes);
+      if (bulk_segments && tid == 0) {
+        mbarrier_arrive_expect_bytes(full, segment_bytes);
       } else {
         mbarrier_arrive(full);
       }
@@ -436,14 +400,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fence_accumulators(acc);
     wgmma_fence();
     const uint32_t b = shared_base + slot * p.stage_bytes;
-    uint64_t d_hi, d_lo;
-    if constexpr (Cfg::kTmaB) {  // k-step s: 32 bytes along each channel's 128-byte row
-      d_hi = swizzled_128b_descriptor(b + 32 * s);
-      d_lo = swizzled_128b_descriptor(b + Cfg::kBPartBytes + 32 * s);
-    } else {
-      d_hi = chunk_weight_descriptor<kN>(b, s);
-      d_lo = chunk_weight_descriptor<kN>(b + Cfg::kBPartBytes, s);
-    }
+    const uint64_t d_hi = chunk_weight_descriptor<kN>(b, s);
+    const uint64_t d_lo = chunk_weight_descriptor<kN>(b + Cfg::kBPartBytes, s);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       Ops::template products<kN>(acc[mt], f, mt, d_hi, d_lo);

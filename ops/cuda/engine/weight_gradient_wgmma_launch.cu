@@ -1,12 +1,11 @@
 // Host side of the weight gradient on wgmma (weight_gradient_wgmma_kernel.cuh): the
 // block's rows and input channels, the segments' shared-memory layout, the split of
 // the reduction, and the launch per chunk of staged grad_output (the input is read
-// as it is, NCDHW, or with CT3D_WGRAD_TMA_B=1 from its split hi and lo planes).
+// as it is, NCDHW).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <type_traits>
@@ -14,13 +13,11 @@
 
 #include "ops/cuda/engine/half_stage_layout.h"
 #include "ops/cuda/engine/implicit_gemm_problem.h"  // round_up
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/staging.h"
-#include "ops/cuda/engine/tf32_planes.h"
 #include "ops/cuda/engine/weight_gradient_splits.h"
 #include "ops/cuda/engine/weight_gradient_wgmma_kernel.cuh"
 #include "ops/cuda/engine/wgmma_available.h"
-#include "ops/cuda/engine/window_tensor_map.h"
+#include "ops/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -55,25 +52,22 @@ constexpr int m_tiles_for(int channels, bool half) {
 // one tile is not half zeros (the 16-wide layers: 1.4-1.5x; KERNEL_LOG wp1). A stage of
 // 16 costs nearly what one of 32 does (forced on 64-wide lines: 1.2-1.6x slower), so a
 // width of 48 keeps 32 (N-32-16-k3-s1 1.03x, N-48-24 1.00x, L1-72 0.77x with 16).
-// CT3D_WGRAD_POSITIONS=16 or 32 forces one (float32): forced_stage_positions, else 0.
-int forced_stage_positions() {
-  const char* chosen = std::getenv("CT3D_WGRAD_POSITIONS");
-  const int forced = chosen == nullptr ? 0 : std::atoi(chosen);
-  return forced == kWgradTilePositions || forced == kWgradShortTilePositions ? forced : 0;
-}
 int stage_positions_for(int64_t width, int element_bytes) {
   if (element_bytes != 4) return kWgradTilePositions;
-  if (const int forced = forced_stage_positions()) return forced;
+  // The tests force either (forced_form.h: wgrad-wgmma-16, wgrad-wgmma-32).
+  const FormChoice forced = form_choice(FormSwitch::kWgradPositions32);
+  if (forced != FormChoice::kRule) {
+    return forced == FormChoice::kAlways ? kWgradTilePositions : kWgradShortTilePositions;
+  }
   return width <= kWgradShortTilePositions ? kWgradShortTilePositions : kWgradTilePositions;
 }
 
 // float32 blocks of 3 m-tiles a warpgroup take 2 where that needs no more row blocks
 // (N-32-16-k3-s1: 432 rows, two blocks of 384 or of 256), leaving out m-tiles of rows
 // past the end (KERNEL_LOG ws1: 6 % there). Only with stages of 32 positions (no
-// instance of 16 with 2). CT3D_WGRAD_FEWER_MTILES=0 turns it off.
+// instance of 16 with 2).
 int m_tiles_for_rows(int m_tiles, int64_t rows, int positions, int element_bytes) {
-  if (element_bytes != 4 || m_tiles != 3 || positions != kWgradTilePositions ||
-      mainloop_switch("CT3D_WGRAD_FEWER_MTILES") == MainloopSwitch::kNever) {
+  if (element_bytes != 4 || m_tiles != 3 || positions != kWgradTilePositions) {
     return m_tiles;
   }
   const auto blocks = [&](int m) { return (rows + 128 * m - 1) / (128 * m); };
@@ -92,11 +86,9 @@ int segment_pitch(int64_t channels, int64_t stride) {
 }
 
 // Where the float32 form stages grad_output at its segments' pitch and copies a pair's
-// segment whole (CT3D_WGRAD_BULK: 0 never; 1 or unset always: docs/KERNEL_LOG.md g5,
-// 0.96-1.66x, 15 of 17 layers faster): the pitch, else 0.
+// segment whole (docs/KERNEL_LOG.md g5: 0.96-1.66x against cp.async pieces, 15 of 17
+// layers faster): the pitch.
 int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
-  const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_BULK");
-  if (choice == MainloopSwitch::kNever) return 0;
   return segment_pitch(round_up(channels, 4), stride);
 }
 
@@ -202,36 +194,6 @@ int64_t split_floats_of(const WeightGradientPlan& plan, const WgradWgmmaProblem&
   return plan.groups * plan.geometry.taps() * p.channel_blocks * kN * plan.cout;
 }
 
-// B by TMA from the input split into hi and lo planes (KERNEL_LOG tb1): float32 stages
-// of 32 positions with three products, one group (a padded channel block's rows then
-// read zeros past the input's channels). Slots of whole 1024-byte units, for the
-// swizzled B. Off unless CT3D_WGRAD_TMA_B=1: it measured 0.87-0.94x on blocks of 48-64
-// input channels (W-128-128-k3-s1, L1-61) and 1.00-1.09x on narrower ones (the split
-// pass's 12 bytes a value against a smaller gain), and its planes are twice a chunk's
-// input in memory (L1-61 about 0.6 GB more, above the default path's peak). Returns
-// whether the launch takes it.
-bool plan_tma_b(const WeightGradientPlan& plan, WgmmaWgradLaunch& launch) {
-  WgradWgmmaProblem& p = launch.p;
-  if (p.positions != kWgradTilePositions || plan.groups != 1 || plan.operands_exact_in_tf32 ||
-      mainloop_switch("CT3D_WGRAD_TMA_B") != MainloopSwitch::kAlways) {
-    return false;
-  }
-  const int64_t stage_bytes = (int64_t{p.stage_bytes} + 1023) / 1024 * 1024;
-  const int64_t slots = std::min<int64_t>(kWgradMaxSlots, kSharedBudgetBytes / stage_bytes);
-  if (slots < kMinSlots) return false;
-  p.stage_bytes = static_cast<int>(stage_bytes);
-  p.slots = static_cast<int>(slots);
-  p.tma_b = true;
-  return true;
-}
-
-// The hi and lo planes of a chunk of `chunk` input samples, [2][chunk][C][D][H][W].
-at::Tensor tf32_planes_for(const WeightGradientPlan& plan, const at::Tensor& input, int64_t chunk) {
-  const ConvGeometry& g = plan.geometry;
-  return at::empty({2, chunk, g.in_channels, g.dim[0].input, g.dim[1].input, g.dim[2].input},
-                   input.options().dtype(at::kFloat));
-}
-
 // One kernel configuration's share of the reduction walk (the whole lines, or a tail
 // launch's last positions of every line): its split and its launch on a chunk of
 // staged samples, writing `splits` partial tiles from `workspace`.
@@ -247,14 +209,13 @@ struct WgradPart {
 // and `whole_tiles` keeps the whole tiles, so that no k-step meets only zeros (KERNEL_LOG
 // wt1; a condition around the wgmmas instead split their batches, ws1). Measured:
 // N-48-24-k3-s1 0.78x the time, N-32-16-k3-s1 0.97x, and L1-72 (4 groups, stride 2)
-// 1.10x, so one group at width stride 1 only. CT3D_WGRAD_TAIL=0 turns it off.
+// 1.10x, so one group at width stride 1 only.
 bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
                       WgmmaWgradLaunch& whole_tiles, WgmmaWgradLaunch& tail) {
   const int width = whole_tiles.p.width;
   const int whole = width / kWgradTilePositions, rest = width % kWgradTilePositions;
   if (whole_tiles.p.positions != kWgradTilePositions || whole == 0 || rest == 0 ||
-      rest > kWgradShortTilePositions || whole_tiles.p.groups != 1 || whole_tiles.p.stride_w != 1 ||
-      mainloop_switch("CT3D_WGRAD_TAIL") == MainloopSwitch::kNever) {
+      rest > kWgradShortTilePositions || whole_tiles.p.groups != 1 || whole_tiles.p.stride_w != 1) {
     return false;
   }
   tail = plan_wgmma_launch(plan, 4, staged_at_pitch, kWgradShortTilePositions);
@@ -266,13 +227,11 @@ bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
 }
 
 // workspace_floats: this part's share of the workspace bound.
-// planes: tf32_planes_for's, where kTmaB (p.tma_b).
-template <int kN, int kMTiles, class Ops, int kPositions, bool kTmaB = false>
+template <int kN, int kMTiles, class Ops, int kPositions>
 WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& p,
                        const at::Tensor& input, int64_t chunk, int64_t workspace_floats,
-                       const at::Tensor& planes, cudaStream_t stream) {
-  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions, kTmaB>;
-  TORCH_INTERNAL_ASSERT(p.tma_b == kTmaB);
+                       cudaStream_t stream) {
+  using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions>;
   using Element = typename Cfg::Element;
   const ConvGeometry& g = plan.geometry;
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
@@ -289,20 +248,14 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
     split.stages_per_split = (total_stages + max_splits - 1) / max_splits;
     split.splits = (total_stages + split.stages_per_split - 1) / split.stages_per_split;
   }
-  // Whole waves (one block fits a multiprocessor); CT3D_WGRAD_WAVES=0 turns it off.
-  // float32 only: g6 was measured there, the half forms keep their measured counts.
-  if (!Ops::kHalf && mainloop_switch("CT3D_WGRAD_WAVES") != MainloopSwitch::kNever) {
+  // Whole waves (one block fits a multiprocessor; KERNEL_LOG g6). float32 only: g6 was
+  // measured there, the half forms keep their measured counts.
+  if (!Ops::kHalf) {
     split = fit_wgrad_split_to_waves(split, total_stages, blocks_per_split, multiprocessors,
                                      max_splits, kMinPositions / kPositions);
   }
   auto kernel = weight_gradient_wgmma_kernel<Cfg>;
-  // With B by TMA the slots from a 1024-byte boundary: up to 1024 bytes before it.
-  const int shared_bytes = p.slots * p.stage_bytes + (kTmaB ? 1024 : 0);
-  CUtensorMap b_hi_map{}, b_lo_map{};
-  if constexpr (kTmaB) {
-    b_hi_map = encode_swizzled_lines_map(planes[0], kPositions, kN);
-    b_lo_map = encode_swizzled_lines_map(planes[1], kPositions, kN);
-  }
+  const int shared_bytes = p.slots * p.stage_bytes;
   C10_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
   const dim3 grid(static_cast<unsigned>(split.splits),
@@ -318,19 +271,18 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
     chunk_problem.stages_per_split = static_cast<int>(split.stages_per_split);
     kernel<<<grid, Cfg::kThreads, shared_bytes, stream>>>(
         chunk_problem, input_data + first_sample * p.input_sample_stride,
-        static_cast<const Element*>(staged_output.const_data_ptr()), workspace, b_hi_map, b_lo_map);
+        static_cast<const Element*>(staged_output.const_data_ptr()), workspace);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   return part;
 }
 
-// Stages the chunks (and splits their input into `planes` where defined), launches
-// every part on each (their partial tiles one after the other in the workspace) and
-// sums the partial tiles into grad_weight.
+// Stages the chunks, launches every part on each (their partial tiles one after the other
+// in the workspace) and sums the partial tiles into grad_weight.
 void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int kN,
                const std::vector<WgradPart>& parts, int64_t chunk, const at::Tensor& input,
-               const at::Tensor& planes, const at::Tensor& grad_output, at::Tensor& grad_weight,
-               cudaStream_t stream, at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+               const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
+               at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
   const int64_t split_floats = split_floats_of(plan, p, kN);
@@ -343,12 +295,6 @@ void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int k
       [&](int64_t c, int64_t first_sample, int64_t samples, const at::Tensor&,
           const at::Tensor& staged_output) {
         float* next = workspace.mutable_data_ptr<float>() + c * chunk_floats;
-        if (planes.defined()) {
-          split_tf32_planes(input.const_data_ptr<float>() + first_sample * p.input_sample_stride,
-                            planes[0].mutable_data_ptr<float>(),
-                            planes[1].mutable_data_ptr<float>(), samples * p.input_sample_stride,
-                            stream);
-        }
         for (const WgradPart& part : parts) {
           part.launch(first_sample, samples, staged_output, next);
           next += part.splits * split_floats;
@@ -383,30 +329,21 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
   const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, false);
   // Two parts share the workspace bound.
   const int64_t share = kWeightGradientWorkspaceFloats / (tail != nullptr ? 2 : 1);
-  const at::Tensor planes = launch.p.tma_b ? tf32_planes_for(plan, input, chunk) : at::Tensor();
   const auto run = [&](auto channels) {
     constexpr int kN = decltype(channels)::value;
     constexpr int kMTiles = m_tiles_for(kN, Ops::kHalf);
     std::vector<WgradPart> parts;
-    // The whole tiles on 32-position stages, B by TMA where planned (plan_tma_b).
+    // The whole tiles on 32-position stages.
     const auto whole_tiles = [&](auto m_tiles) {
       constexpr int kWholeMTiles = decltype(m_tiles)::value;
-      if constexpr (!Ops::kHalf) {
-        if constexpr (!Ops::kExactOperands) {
-          if (launch.p.tma_b) {
-            return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions, true>(
-                plan, launch.p, input, chunk, share, planes, stream);
-          }
-        }
-      }
       return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions>(plan, launch.p, input, chunk,
-                                                                      share, planes, stream);
+                                                                      share, stream);
     };
     // The lines' whole tiles (all of them where there is no tail launch).
     if constexpr (!Ops::kHalf) {
       if (launch.p.positions == kWgradShortTilePositions) {
         parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
-            plan, launch.p, input, chunk, share, planes, stream));
+            plan, launch.p, input, chunk, share, stream));
       } else if constexpr (kMTiles == 3) {
         if (launch.m_tiles == 2) {  // m_tiles_for_rows
           parts.push_back(whole_tiles(std::integral_constant<int, 2>{}));
@@ -418,11 +355,11 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
     if constexpr (!Ops::kHalf) {
       if (tail != nullptr) {
         parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
-            plan, tail->p, input, chunk, share, at::Tensor(), stream));
+            plan, tail->p, input, chunk, share, stream));
       }
     }
-    run_parts(plan, launch.p, kN, parts, chunk, input, planes, grad_output, grad_weight, stream,
-              grad_bias, after_chunk);
+    run_parts(plan, launch.p, kN, parts, chunk, input, grad_output, grad_weight, stream, grad_bias,
+              after_chunk);
   };
   switch (launch.channels) {
     case 16:
@@ -461,8 +398,8 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
                                   const at::Tensor& grad_output, at::Tensor& grad_weight,
                                   cudaStream_t stream, at::Tensor& grad_bias,
                                   const StagedChunkHook& after_chunk) {
-  const MainloopSwitch choice = mainloop_switch("CT3D_WGRAD_WGMMA");
-  if (choice == MainloopSwitch::kNever || !wgmma_enabled()) return false;
+  const FormChoice choice = form_choice(FormSwitch::kWgradWgmma);
+  if (choice == FormChoice::kNever || !wgmma_enabled()) return false;
   const at::ScalarType dtype = input.scalar_type();
   const bool half = dtype == at::kHalf || dtype == at::kBFloat16;
   const int element_bytes = half ? 2 : 4;
@@ -490,17 +427,16 @@ bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tens
   // Stages of 16 positions hold about half the segment rows: where those of 32 leave
   // fewer than kMinSlots slots (strided layers of many output channels), 16 may fit.
   if (!launch.fits && element_bytes == 4 && positions == kWgradTilePositions &&
-      forced_stage_positions() == 0) {
+      form_choice(FormSwitch::kWgradPositions32) == FormChoice::kRule) {
     launch =
         plan_wgmma_launch(staged_plan, element_bytes, bulk_pitch > 0, kWgradShortTilePositions);
   }
   if (!launch.fits ||
-      (choice != MainloopSwitch::kAlways && !wgmma_weight_gradient_pays(launch.p, half))) {
+      (choice != FormChoice::kAlways && !wgmma_weight_gradient_pays(launch.p, half))) {
     return false;
   }
   WgmmaWgradLaunch tail;
   const bool with_tail = !half && plan_tail_launch(staged_plan, bulk_pitch > 0, launch, tail);
-  if (!half) plan_tma_b(staged_plan, launch);
   const auto run = [&](auto operands) {
     launch_for_channels<decltype(operands)>(staged_plan, launch, with_tail ? &tail : nullptr, input,
                                             grad_output, grad_weight, stream, grad_bias,

@@ -4,7 +4,7 @@
 
 namespace ct3d::cuda {
 
-// An sm_90 device (CT3D_MAX_CAPABILITY may cap it, device_capability.h) running this
+// An sm_90 device (the option max_capability may cap it, device_capability.h) running this
 // library's sm_90a code. The device is asked once.
 bool wgmma_enabled();
 

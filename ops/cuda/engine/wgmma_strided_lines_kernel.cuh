@@ -190,14 +190,13 @@ __device__ __forceinline__ void store_strided_lines(
   };
 
   const int rh = tile.height_residue;
-  // Staged stores (plan.staged_stores): a warp's 16 rows of an m-tile are 32 target
-  // columns, consecutive within a line; its lanes put them in the warp's rows
-  // ([channel][kStagedPitch]), then lane l stores column l of each channel, so that a
-  // warp store is one run per line it meets.
-  const bool staged = plan.staged_stores;
+  // Staged stores: a warp's 16 rows of an m-tile are 32 target columns, consecutive
+  // within a line; its lanes put them in the warp's rows ([channel][kStagedPitch]), then
+  // lane l stores column l of each channel, so that a warp store is one run per line it
+  // meets (the lanes' own stores measured slower: KERNEL_LOG, strided lines).
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-    if (staged) __syncwarp();
+    __syncwarp();
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const int row = 16 * Cfg::kMTiles * warp + 16 * mt + g + 8 * i;
@@ -233,27 +232,18 @@ __device__ __forceinline__ void store_strided_lines(
         }
         return sum;
       };
-      if (staged) {
 #pragma unroll
-        for (int r = 0; r < 2; ++r)
+      for (int r = 0; r < 2; ++r)
 #pragma unroll
-          for (int b = 0; b < kBlocks; ++b)
+        for (int b = 0; b < kBlocks; ++b)
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              warp_rows[(8 * b + 2 * t + e) * Cfg::kStagedPitch + 2 * (g + 8 * i) + r] =
-                  channel_bias[b][e] + value(r, b, e);
-            }
-      }
+          for (int e = 0; e < 2; ++e) {
+            warp_rows[(8 * b + 2 * t + e) * Cfg::kStagedPitch + 2 * (g + 8 * i) + r] =
+                channel_bias[b][e] + value(r, b, e);
+          }
       const int q = tile.q0 + warpgroup * plan.lines_per_warpgroup + line_in_box;
       if (line_in_box >= plan.lines_per_warpgroup || q >= p.dim[1].residue[rh].positions) continue;
       float* const line = plane + int64_t{q * p.dim[1].stride + rh} * p.output_stride[1];
-      if (!staged) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          store_column(line, 2 * column + r - plan.width_padding,
-                       [&](int b, int e) { return value(r, b, e); });
-        }
-      }
       if (column == width - 1) {
         // Columns past the source: the first takes this column's taps >= 2, any later
         // one (4 taps and output padding) is the bias alone.
@@ -272,25 +262,23 @@ __device__ __forceinline__ void store_strided_lines(
         }
       }
     }
-    if (staged) {
-      // Lane l's staged column: row l / 2 of the m-tile, target column 2 w + l % 2 - padding.
-      __syncwarp();
-      const int row = 16 * Cfg::kMTiles * warp + 16 * mt + (lane >> 1);
-      const int line_in_box = row / width, column = row - line_in_box * width;
-      const int q = tile.q0 + warpgroup * plan.lines_per_warpgroup + line_in_box;
-      const int target_column = 2 * column + (lane & 1) - plan.width_padding;
-      if (line_in_box < plan.lines_per_warpgroup && q < p.dim[1].residue[rh].positions &&
-          target_column >= 0 && target_column < plan.target_width) {
-        // (This lane's channels 2t, 2t + 1 of each n8 block are pointer offsets from
-        // `plane`; the staged rows start at channel 0.)
-        float* out = plane - 2 * t * channel_stride +
-                     int64_t{q * p.dim[1].stride + rh} * p.output_stride[1] +
-                     target_column * p.output_stride[2];
-        const int channels = lane_channels + 2 * t;
+    // Lane l's staged column: row l / 2 of the m-tile, target column 2 w + l % 2 - padding.
+    __syncwarp();
+    const int row = 16 * Cfg::kMTiles * warp + 16 * mt + (lane >> 1);
+    const int line_in_box = row / width, column = row - line_in_box * width;
+    const int q = tile.q0 + warpgroup * plan.lines_per_warpgroup + line_in_box;
+    const int target_column = 2 * column + (lane & 1) - plan.width_padding;
+    if (line_in_box < plan.lines_per_warpgroup && q < p.dim[1].residue[rh].positions &&
+        target_column >= 0 && target_column < plan.target_width) {
+      // (This lane's channels 2t, 2t + 1 of each n8 block are pointer offsets from
+      // `plane`; the staged rows start at channel 0.)
+      float* out = plane - 2 * t * channel_stride +
+                   int64_t{q * p.dim[1].stride + rh} * p.output_stride[1] +
+                   target_column * p.output_stride[2];
+      const int channels = lane_channels + 2 * t;
 #pragma unroll
-        for (int c = 0; c < Cfg::kChannelBlock; ++c, out += channel_stride) {
-          if (c < channels) *out = warp_rows[c * Cfg::kStagedPitch + lane];
-        }
+      for (int c = 0; c < Cfg::kChannelBlock; ++c, out += channel_stride) {
+        if (c < channels) *out = warp_rows[c * Cfg::kStagedPitch + lane];
       }
     }
   }

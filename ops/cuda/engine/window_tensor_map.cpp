@@ -44,8 +44,7 @@ namespace {
 
 // The map of `source` (N, C, D, H, W contiguous float32) as a 5-D tensor, innermost
 // first (W, H, D, C, N), boxes `box` in that order, out-of-bounds elements read as zero.
-CUtensorMap encode_ncdhw_map(const at::Tensor& source, const cuuint32_t (&box)[5],
-                             CUtensorMapSwizzle swizzle) {
+CUtensorMap encode_ncdhw_map(const at::Tensor& source, const cuuint32_t (&box)[5]) {
   CUtensorMap map{};
   const cuuint64_t extents[5] = {
       static_cast<cuuint64_t>(source.size(4)), static_cast<cuuint64_t>(source.size(3)),
@@ -61,7 +60,7 @@ CUtensorMap encode_ncdhw_map(const at::Tensor& source, const cuuint32_t (&box)[5
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult status = encoder()(
       &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 5, const_cast<void*>(source.const_data_ptr()), extents,
-      strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TORCH_CHECK(status == CUDA_SUCCESS, "ct3d: cuTensorMapEncodeTiled failed (", status,
               ") for a source of sizes ", source.sizes(), " and a box of ", box[0], " x ", box[1],
@@ -75,13 +74,7 @@ CUtensorMap encode_window_map(const at::Tensor& source, int box_width, int box_l
                               int box_channels) {
   const cuuint32_t box[5] = {static_cast<cuuint32_t>(box_width), static_cast<cuuint32_t>(box_lines),
                              1, static_cast<cuuint32_t>(box_channels), 1};
-  return encode_ncdhw_map(source, box, CU_TENSOR_MAP_SWIZZLE_NONE);
-}
-
-CUtensorMap encode_swizzled_lines_map(const at::Tensor& source, int box_width, int box_channels) {
-  const cuuint32_t box[5] = {static_cast<cuuint32_t>(box_width), 1, 1,
-                             static_cast<cuuint32_t>(box_channels), 1};
-  return encode_ncdhw_map(source, box, CU_TENSOR_MAP_SWIZZLE_128B);
+  return encode_ncdhw_map(source, box);
 }
 
 }  // namespace ct3d::cuda

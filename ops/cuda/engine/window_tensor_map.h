@@ -19,9 +19,4 @@ bool source_fits_boxes(const at::Tensor& source, int64_t groups, int64_t channel
 CUtensorMap encode_window_map(const at::Tensor& source, int box_width, int box_lines,
                               int box_channels);
 
-// The map of `source` as encode_window_map's, boxes of box_width positions of one line
-// x box_channels channels, in the 128-byte swizzle wgmma's K-major descriptors read
-// (box_width x 4 bytes at most 128).
-CUtensorMap encode_swizzled_lines_map(const at::Tensor& source, int box_width, int box_channels);
-
 }  // namespace ct3d::cuda

@@ -7,17 +7,16 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <type_traits>
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/mainloop_switch.h"
 #include "ops/cuda/engine/wgmma_available.h"
 #include "ops/cuda/winograd/winograd_forward.h"
 #include "ops/cuda/winograd/winograd_transforms.cuh"
+#include "ops/form_choice.h"
+#include "ops/options.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -60,8 +59,8 @@ void with_points(int points_h, int points_w, F&& f) {
   }
 }
 
-// The outputs per tile: CT3D_WINOGRAD_TILES="m_hxm_w" (e.g. 4x4), else the kernel's
-// default in both dimensions when forced on (CT3D_WINOGRAD=1), and by default only where
+// The outputs per tile: the kernel's default in both dimensions when forced on (the
+// tests' force_form=winograd), and by the rule only where
 // it was measured faster (KERNEL_LOG wg1): both dimensions where both kernels have 3 or 5
 // taps and the engine's reduction (input channels x depth taps) is at least
 // kMinReduction, else the height alone where it has 5 taps. Below that reduction the
@@ -70,10 +69,10 @@ void with_points(int points_h, int points_w, F&& f) {
 // 8.97 ms in height alone against 10.55 in both).
 constexpr int64_t kMinReduction = 192;
 
-void requested_tiles(const ConvGeometry& g, MainloopSwitch choice, int& tile_h, int& tile_w) {
+void requested_tiles(const ConvGeometry& g, FormChoice choice, int& tile_h, int& tile_w) {
   tile_h = default_winograd_tile(g.dim[1].kernel);
   tile_w = default_winograd_tile(g.dim[2].kernel);
-  if (choice == MainloopSwitch::kWherePays) {
+  if (choice == FormChoice::kRule) {
     const auto measured = [](int64_t kernel) { return kernel == 3 || kernel == 5; };
     const bool both = measured(g.dim[1].kernel) && measured(g.dim[2].kernel) &&
                       g.in_channels_per_group() * g.dim[0].kernel >= kMinReduction;
@@ -81,12 +80,6 @@ void requested_tiles(const ConvGeometry& g, MainloopSwitch choice, int& tile_h, 
       tile_w = 1;
       if (g.dim[1].kernel != 5) tile_h = 1;
     }
-  }
-  const char* chosen = std::getenv("CT3D_WINOGRAD_TILES");
-  int h = 0, w = 0;
-  if (chosen != nullptr && std::sscanf(chosen, "%dx%d", &h, &w) == 2 && h >= 1 && w >= 1) {
-    tile_h = h;
-    tile_w = w;
   }
 }
 
@@ -109,12 +102,11 @@ WeightLayout winograd_weight_layout(const ConvGeometry& reduced) {
 // W-128-128-k5-s1 2.23 ms in chunks of 64 MiB, 1.28 in 256 MiB, 1.11 whole).
 constexpr int64_t kMinWorkspaceFloats = int64_t{64} << 20;
 
-// The workspace a call may take, in floats: CT3D_WINOGRAD_WORKSPACE_MIB if set (for
-// tests and A/B timings), else half the layer's input and output, at least
-// kMinWorkspaceFloats.
+// The workspace a call may take, in floats: the option winograd_workspace_mib where set
+// (ops/options.h), else half the layer's input and output, at least kMinWorkspaceFloats.
 int64_t workspace_budget_floats(int64_t layer_floats) {
-  const char* chosen = std::getenv("CT3D_WINOGRAD_WORKSPACE_MIB");
-  if (chosen != nullptr && chosen[0] != '\0') return std::atoll(chosen) << 18;
+  const int64_t chosen_mib = options().winograd_workspace_mib;
+  if (chosen_mib > 0) return chosen_mib << 18;
   return std::max<int64_t>(layer_floats / 2, kMinWorkspaceFloats);
 }
 
@@ -215,8 +207,7 @@ bool stages_itself(const WinogradPlan& plan, const StagedLayout& layout) {
   return plan.dim[0].transformed() && plan.dim[1].transformed() &&
          layout.staged_extent[1] == layout.extent[1] &&
          layout.staged_extent[2] == layout.extent[2] &&
-         layout.padded_channels_per_group % kStagedChannels == 0 &&
-         mainloop_switch("CT3D_WINOGRAD_STAGED") != MainloopSwitch::kNever;
+         layout.padded_channels_per_group % kStagedChannels == 0;
 }
 
 at::Tensor transform_input_staged(const WinogradPlan& plan, const ConvGeometry& g,
@@ -321,9 +312,9 @@ bool winograd_pays(const ConvGeometry& geometry) {
 bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
                              const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                              cudaStream_t stream) {
-  const MainloopSwitch choice = mainloop_switch("CT3D_WINOGRAD");
-  if (choice == MainloopSwitch::kNever || !output.is_contiguous()) return false;
-  if (choice == MainloopSwitch::kWherePays && !winograd_pays(geometry)) return false;
+  const FormChoice choice = form_choice(FormSwitch::kWinograd);
+  if (choice == FormChoice::kNever || !output.is_contiguous()) return false;
+  if (choice == FormChoice::kRule && !winograd_pays(geometry)) return false;
   int tile_h = 1, tile_w = 1;
   requested_tiles(geometry, choice, tile_h, tile_w);
   const std::optional<WinogradPlan> plan = plan_winograd(geometry, tile_h, tile_w);
@@ -404,9 +395,8 @@ bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tens
     }
     swapped.dim[i] = DimGeometry{d.output, d.input, d.kernel, 1, padding, d.dilation};
   }
-  const MainloopSwitch choice = mainloop_switch("CT3D_WINOGRAD");
-  if (choice == MainloopSwitch::kNever ||
-      (choice == MainloopSwitch::kWherePays && !winograd_pays(swapped))) {
+  const FormChoice choice = form_choice(FormSwitch::kWinograd);
+  if (choice == FormChoice::kNever || (choice == FormChoice::kRule && !winograd_pays(swapped))) {
     return false;
   }
   int tile_h = 1, tile_w = 1;

@@ -14,11 +14,10 @@ namespace ct3d::cuda {
 // undefined; output: (N, C_out, OD, OH, OW), contiguous. Runs the forward where the
 // plan applies and it pays (winograd_pays), every output written, and returns true;
 // returns false, having done nothing, elsewhere (non-contiguous output, sizes past
-// the transforms' grids or the engine's limits). CT3D_WINOGRAD=0 turns it off, =1 on
-// wherever it applies (in both dimensions where both may be transformed);
-// CT3D_WINOGRAD_TILES="m_hxm_w" (e.g. 4x4) sets the outputs per tile (1: that dimension
-// not transformed) instead of the default rule; CT3D_WINOGRAD_WORKSPACE_MIB caps the
-// transformed tensors of a chunk of samples (workspace_budget_floats).
+// the transforms' grids or the engine's limits). The option winograd=off turns it
+// off, the tests' force_form=winograd on wherever it applies (in both dimensions where
+// both may be transformed); the option winograd_workspace_mib caps the transformed
+// tensors of a chunk of samples (workspace_budget_floats).
 bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
                              const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                              cudaStream_t stream);
