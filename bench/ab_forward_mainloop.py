@@ -1,5 +1,5 @@
 """One forward form forced against the gathering GEMM (--form: width-reuse, shifted-window,
-tap-rows, tap-columns, strided-lines, ...: ops/forced_form.cpp's names; set between calls
+tap-rows, tap-columns, strided-lines, ...: ops/options/forced_form.cpp's names; set between calls
 through ct3d.set_option), in one process on the same inputs: ct3d's forward and input
 gradient, with the best TF32 formulation of the forward beside them
 (bench.expert_tf32_variants).

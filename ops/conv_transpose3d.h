@@ -12,7 +12,7 @@
 namespace ct3d {
 
 // ct3d's own CPU kernel: float32 and float64, parallel over the machine's cores
-// (float16 and bfloat16 computed in float32, ops/reduced_precision.h).
+// (float16 and bfloat16 computed in float32, ops/common/reduced_precision.h).
 at::Tensor conv_transpose3d_cpu(const at::Tensor& input, const at::Tensor& weight,
                                 const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
                                 c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,

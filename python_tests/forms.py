@@ -1,5 +1,5 @@
 """Pins ct3d's kernel forms for one test through the library's one test hook, the option
-force_form (ops/forced_form.cpp names the forms: "tap-columns", "half-widened", ...).
+force_form (ops/options/forced_form.cpp names the forms: "tap-columns", "half-widened", ...).
 conftest.py restores every option to the environment's after each test."""
 
 import os

@@ -316,7 +316,7 @@ class Form:
 
 
 def force(form: str) -> dict:
-    """The environment that forces one of the library's forms (ops/forced_form.cpp): a
+    """The environment that forces one of the library's forms (ops/options/forced_form.cpp): a
     CUDA forward form with every other forward form off, so that the gathering GEMM
     takes the draws the form does not."""
     return {"CT3D_FORCE_FORM": form}

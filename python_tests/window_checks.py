@@ -1,6 +1,6 @@
 """The checks the engine's form suites (test_cuda_shifted_window.py, test_cuda_tap_rows.py,
 test_cuda_tap_columns.py, test_cuda_strided_lines.py) run, each with its own forms
-forced (`forms`: names of ops/forced_form.cpp's forms, in order): the forward and the
+forced (`forms`: names of ops/options/forced_form.cpp's forms, in order): the forward and the
 stride-1 input gradient against float64 with outputs poisoned first, the bar at 1e-18
 and 1e18 input scales, and the half types (their own form, and widened)."""
 

@@ -1,6 +1,6 @@
-// ct3d::set_option and ct3d::options: the user's options (ops/options.h) from Python,
+// ct3d::set_option and ct3d::options: the user's options (ops/options/options.h) from Python,
 // torch.ops.ct3d.set_option("winograd", "off"), as ct3d.set_option wraps them.
-#include "ops/options.h"
+#include "ops/options/options.h"
 
 #include <torch/library.h>
 

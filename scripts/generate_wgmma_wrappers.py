@@ -1,4 +1,4 @@
-"""Writes ops/cuda/engine/wgmma_instructions.cuh: one wrapper per wgmma shape the
+"""Writes ops/cuda/engine/instructions/wgmma_instructions.cuh: one wrapper per wgmma shape the
 engine uses (float32 accumulators, B from a shared-memory descriptor): m64nNk8 TF32
 with A from registers (Wgmma<N>) or from a second descriptor (WgmmaShared<N>), and
 m64nNk16 float16 / bfloat16 with A from registers (WgmmaF16<N>, WgmmaBf16<N>) or both
@@ -132,7 +132,7 @@ def main():
             "".join(half_wrapper("WgmmaSharedF16", "f16", n) for n in SHARED_WIDTHS) +
             "".join(half_wrapper("WgmmaSharedBf16", "bf16", n) for n in SHARED_WIDTHS) +
             FOOTER)
-    out = Path(__file__).resolve().parent.parent / "ops/cuda/engine/wgmma_instructions.cuh"
+    out = Path(__file__).resolve().parent.parent / "ops/cuda/engine/instructions/wgmma_instructions.cuh"
     out.write_text(text)
 
 

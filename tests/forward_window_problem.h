@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "ops/conv_transpose3d_args.h"
-#include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/shifted_window_plan.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
+#include "ops/cuda/engine/window/shifted_window_plan.h"
 
 namespace ct3d::test {
 

@@ -3,7 +3,7 @@
 #include <random>
 
 #include "catch.h"
-#include "ops/cuda/engine/fast_divider.h"
+#include "ops/cuda/engine/problem/fast_divider.h"
 
 TEST_CASE("FastDivider divides exactly below 2^31") {
   std::mt19937 rng(7);

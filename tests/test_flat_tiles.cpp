@@ -1,4 +1,4 @@
-// The tap-columns form's flat tiles (ops/cuda/engine/window_box_geometry.h, KERNEL_LOG
+// The tap-columns form's flat tiles (ops/cuda/engine/window/window_box_geometry.h, KERNEL_LOG
 // tc11): every stored output is owned by exactly one tile, and each of its width taps
 // inside the source reads, at the row of that tile's flat box the kernel computes, the
 // source value the convolution names.
@@ -6,8 +6,8 @@
 
 #include "catch.h"
 #include "forward_window_problem.h"
-#include "ops/cuda/engine/tap_rows_plan.h"
-#include "ops/cuda/engine/window_box_geometry.h"
+#include "ops/cuda/engine/window/tap_rows_plan.h"
+#include "ops/cuda/engine/window/window_box_geometry.h"
 
 using ct3d::test::forward_problem;
 using ct3d::test::flat_index;

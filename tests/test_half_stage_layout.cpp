@@ -1,10 +1,10 @@
-// The half forms' shared-memory layouts (ops/cuda/engine/half_stage_layout.h): every
+// The half forms' shared-memory layouts (ops/cuda/engine/staging/half_stage_layout.h): every
 // piece of a row has its own place in the row, and each 8-row ldmatrix phase falls in
 // 8 different groups of 4 banks (no conflicts).
 #include <set>
 
 #include "catch.h"
-#include "ops/cuda/engine/half_stage_layout.h"
+#include "ops/cuda/engine/staging/half_stage_layout.h"
 
 using ct3d::cuda::bulk_staging_pitch;
 using ct3d::cuda::half_segment_pitch;

@@ -1,4 +1,4 @@
-// The tap-columns form's line tiles (ops/cuda/engine/window_boxes.cuh, KERNEL_LOG tc9):
+// The tap-columns form's line tiles (ops/cuda/engine/window/window_boxes.cuh, KERNEL_LOG tc9):
 // where they apply, their boxes, and that every stored output's width taps, as the
 // epilogue adds them (the taps whose source column is inside the source), read at the
 // flat box position the kernel computes the source value the convolution names, and
@@ -7,8 +7,8 @@
 
 #include "catch.h"
 #include "forward_window_problem.h"
-#include "ops/cuda/engine/tap_rows_plan.h"
-#include "ops/cuda/engine/window_box_geometry.h"
+#include "ops/cuda/engine/window/tap_rows_plan.h"
+#include "ops/cuda/engine/window/window_box_geometry.h"
 
 using ct3d::test::forward_problem;
 using ct3d::test::flat_index;

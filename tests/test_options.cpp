@@ -1,9 +1,9 @@
-// The user's options (ops/options.h) and the tests' forced forms (ops/forced_form.h):
+// The user's options (ops/options/options.h) and the tests' forced forms (ops/options/forced_form.h):
 // parsed from their text, errors that name the option and what it takes, and each
 // forced form's choices at the places it names.
 #include "catch.h"
-#include "ops/form_choice.h"
-#include "ops/options.h"
+#include "ops/options/form_choice.h"
+#include "ops/options/options.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include <ATen/ATen.h>
 
 #include "catch.h"
-#include "ops/conv_transpose3d_args.h"
+#include "ops/common/conv_transpose3d_args.h"
 
 using ct3d::transposed_output_extent;
 

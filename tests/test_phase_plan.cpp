@@ -3,7 +3,7 @@
 #include <set>
 
 #include "catch.h"
-#include "ops/phase_plan.h"
+#include "ops/common/phase_plan.h"
 
 TEST_CASE("phases cover every output index once and every landing tap") {
   std::mt19937 rng(12345);

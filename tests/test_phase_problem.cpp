@@ -5,8 +5,8 @@
 #include <random>
 
 #include "catch.h"
-#include "ops/conv_transpose3d_args.h"
-#include "ops/cuda/engine/implicit_gemm_problem.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
 
 TEST_CASE("make_phase_problem describes a strided grouped call") {
   // N=2, C_in 12 in 2 groups, C_out 2 x 5, input 3 x 4 x 5, kernel 3, stride (2, 1, 3),

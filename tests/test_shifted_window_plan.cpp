@@ -1,4 +1,4 @@
-// The shifted-window GEMM's plans (ops/cuda/engine/shifted_window_plan.h and its
+// The shifted-window GEMM's plans (ops/cuda/engine/window/shifted_window_plan.h and its
 // tap-rows form, tap_rows_plan.h): where they apply, and that every stage's window of
 // every block stays inside the staged quad planes it is copied from (the kernels' bulk
 // copies have no bounds check).
@@ -9,10 +9,11 @@
 
 #include "catch.h"
 #include "forward_window_problem.h"
-#include "ops/conv_transpose3d_args.h"
-#include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/shifted_window_plan.h"
-#include "ops/cuda/engine/tap_rows_plan.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
+#include "ops/cuda/engine/window/shifted_window_plan.h"
+#include "ops/cuda/engine/window/tap_rows_plan.h"
+#include "ops/cuda/engine/window/window_form_rule.h"
 
 using ct3d::test::forward_problem;
 using ct3d::test::Shape;

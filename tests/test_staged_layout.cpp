@@ -4,9 +4,9 @@
 #include <ATen/ATen.h>
 
 #include "catch.h"
-#include "ops/conv_transpose3d_args.h"
-#include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/weight_gradient.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/weight_gradient/weight_gradient.h"
 
 namespace {
 

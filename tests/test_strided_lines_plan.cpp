@@ -1,4 +1,4 @@
-// The strided-lines form's plan and tile walk (ops/cuda/engine/strided_lines_plan.h):
+// The strided-lines form's plan and tile walk (ops/cuda/engine/strided_lines/strided_lines_plan.h):
 // which forwards it takes; that its tiles' warpgroup lines cover every target (plane,
 // line) of the active residues exactly once; that a tile's stages are its taps that read
 // inside the source; and that the packed weights' stages are distinct and in range.
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "catch.h"
-#include "ops/conv_transpose3d_args.h"
-#include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/strided_lines_plan.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
+#include "ops/cuda/engine/strided_lines/strided_lines_plan.h"
 
 namespace {
 

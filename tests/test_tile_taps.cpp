@@ -1,4 +1,4 @@
-// The taps a shifted-window tile leaves out (ops/cuda/engine/tile_taps.h, KERNEL_LOG
+// The taps a shifted-window tile leaves out (ops/cuda/engine/window/tile_taps.h, KERNEL_LOG
 // tc15): at every (depth tap, height tap) outside a tile's ranges, each of the tile's
 // stored outputs reads only the halo at every width tap, so leaving it out changes no
 // stored output; and the ranges are not all taps where the target's border planes and
@@ -11,10 +11,11 @@
 
 #include "catch.h"
 #include "forward_window_problem.h"
-#include "ops/cuda/engine/shifted_window_plan.h"
-#include "ops/cuda/engine/tap_rows_plan.h"
-#include "ops/cuda/engine/tile_taps.h"
-#include "ops/cuda/engine/window_box_geometry.h"
+#include "ops/cuda/engine/window/shifted_window_plan.h"
+#include "ops/cuda/engine/window/tap_rows_plan.h"
+#include "ops/cuda/engine/window/tap_rows_tile_taps.h"
+#include "ops/cuda/engine/window/tile_taps.h"
+#include "ops/cuda/engine/window/window_box_geometry.h"
 
 using ct3d::test::forward_problem;
 using ct3d::test::kOutside;

@@ -3,7 +3,7 @@
 
 #include "catch.h"
 #include "kernel_call.h"
-#include "ops/conv_transpose3d_args.h"
+#include "ops/common/conv_transpose3d_args.h"
 
 namespace {
 

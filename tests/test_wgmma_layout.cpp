@@ -3,7 +3,7 @@
 #include <set>
 
 #include "catch.h"
-#include "ops/cuda/engine/wgmma_weight_layout.h"
+#include "ops/cuda/engine/gather/wgmma_weight_layout.h"
 
 using ct3d::cuda::wgmma_weight_element;
 using ct3d::cuda::wgmma_weight_offset;

@@ -1,4 +1,4 @@
-// Width-tap reuse (ops/cuda/engine/width_tap_reuse.h): the tile-row maps the
+// Width-tap reuse (ops/cuda/engine/gather/width_tap_reuse.h): the tile-row maps the
 // producers and the compute threads use must agree, and the plan's tile must hold
 // every block's rows wherever the block starts in a line.
 #include <ATen/ATen.h>
@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "catch.h"
-#include "ops/conv_transpose3d_args.h"
-#include "ops/cuda/engine/implicit_gemm_problem.h"
-#include "ops/cuda/engine/width_tap_reuse.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/cuda/engine/gather/width_tap_reuse.h"
+#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
 
 namespace {
 

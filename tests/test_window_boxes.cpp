@@ -1,4 +1,4 @@
-// The tap-columns form's window boxes (ops/cuda/engine/window_boxes.cuh, KERNEL_LOG
+// The tap-columns form's window boxes (ops/cuda/engine/window/window_boxes.cuh, KERNEL_LOG
 // tc5): their sizes, and that every stored output's read of every tap finds, at the box
 // position the kernel computes, the source value the convolution names (or zero where
 // that is outside the source), as TMA's tiled mode fills a box.
@@ -6,8 +6,8 @@
 
 #include "catch.h"
 #include "forward_window_problem.h"
-#include "ops/cuda/engine/tap_rows_plan.h"
-#include "ops/cuda/engine/window_box_geometry.h"
+#include "ops/cuda/engine/window/tap_rows_plan.h"
+#include "ops/cuda/engine/window/window_box_geometry.h"
 
 using ct3d::test::forward_problem;
 using ct3d::test::kOutside;

@@ -25,10 +25,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "ops/cuda/engine/hopper_ptx.cuh"
-#include "ops/cuda/engine/implicit_gemm_warp_tiles.cuh"  // split_tf32
-#include "ops/cuda/engine/ptx_helpers.cuh"
-#include "ops/cuda/engine/wgmma_instructions.cuh"
+#include "ops/cuda/engine/gather/implicit_gemm_warp_tiles.cuh"  // split_tf32
+#include "ops/cuda/engine/instructions/hopper_ptx.cuh"
+#include "ops/cuda/engine/instructions/ptx_helpers.cuh"
+#include "ops/cuda/engine/instructions/wgmma_instructions.cuh"
 
 using ct3d::cuda::bulk_copy;
 using ct3d::cuda::cp_async_16;

@@ -3,7 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
-#include "ops/op_handles.h"
+#include "ops/composite/op_handles.h"
 
 namespace ct3d {
 namespace {

@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "ops/op_handles.h"
+#include "ops/composite/op_handles.h"
 
 namespace ct3d {
 namespace {

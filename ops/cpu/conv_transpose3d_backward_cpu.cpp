@@ -22,16 +22,16 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
+#include "ops/common/conv_transpose3d_backward_args.h"
+#include "ops/common/error_message.h"
+#include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
-#include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cpu/channel_sums.h"
 #include "ops/cpu/direct_correlation.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/residue_layout.h"
 #include "ops/cpu/shifted_gemm.h"
-#include "ops/error_message.h"
-#include "ops/reduced_precision.h"
 
 namespace ct3d {
 namespace {

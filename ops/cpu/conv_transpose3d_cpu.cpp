@@ -1,4 +1,4 @@
-// CPU kernel: the stride-phase decomposition of the CUDA engine (ops/phase_plan.h),
+// CPU kernel: the stride-phase decomposition of the CUDA engine (ops/common/phase_plan.h),
 // each phase a sum of dense GEMMs over shifted windows of the zero-padded input
 // (shifted_gemm.h). Tasks (sample, group, phase, block of phase planes) own their
 // outputs, so threads never share one; each keeps a tile of outputs and runs its
@@ -18,17 +18,17 @@
 #include <utility>
 #include <vector>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/common/error_message.h"
+#include "ops/common/phase_plan.h"
+#include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
-#include "ops/conv_transpose3d_args.h"
 #include "ops/cpu/direct_correlation.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/scatter_forward.h"
 #include "ops/cpu/shifted_gemm.h"
-#include "ops/error_message.h"
-#include "ops/form_choice.h"
-#include "ops/phase_plan.h"
-#include "ops/reduced_precision.h"
+#include "ops/options/form_choice.h"
 
 namespace ct3d {
 namespace {

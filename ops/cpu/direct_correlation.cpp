@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "ops/cpu/gemm_avx512.h"
-#include "ops/form_choice.h"
+#include "ops/options/form_choice.h"
 
 #if defined(__x86_64__)
 #include "ops/cpu/avx512_vector.h"

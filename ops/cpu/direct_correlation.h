@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
 #include "ops/cpu/shifted_gemm.h"
 
 namespace ct3d::cpu {

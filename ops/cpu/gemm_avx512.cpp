@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "ops/options.h"
+#include "ops/options/options.h"
 
 namespace ct3d::cpu {
 

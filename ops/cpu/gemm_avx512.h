@@ -8,7 +8,7 @@
 
 namespace ct3d::cpu {
 
-// Whether this CPU runs AVX-512F and the option cpu_isa leaves it to (ops/options.h).
+// Whether this CPU runs AVX-512F and the option cpu_isa leaves it to (ops/options/options.h).
 bool has_avx512();
 
 // C (m x n, row stride ldc) = [C +] A (m x k, row stride lda) * B (k x n, row stride

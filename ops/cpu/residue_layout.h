@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
 
 namespace ct3d::cpu {
 

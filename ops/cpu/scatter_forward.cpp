@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/common/phase_plan.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/residue_layout.h"
 #include "ops/cpu/shifted_gemm.h"
-#include "ops/phase_plan.h"
 
 namespace ct3d::cpu {
 namespace {}  // namespace

@@ -7,7 +7,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
 
 namespace ct3d::cpu {
 

@@ -1,7 +1,7 @@
 // CUDA kernels of the two backward ops. float32 runs on the implicit-GEMM engine
 // (3xTF32 tensor cores): dL/dx through the forward's gathering GEMM as a strided
 // convolution of dL/dy, dL/dw through the split-reduction GEMM; float16 and bfloat16
-// as float32 on widened operands (ops/reduced_precision.h), except where the
+// as float32 on widened operands (ops/common/reduced_precision.h), except where the
 // engine's half forms apply: dL/dx (engine/half_window.h, engine/half_gather.h), dL/dw
 // (engine/weight_gradient_operands.cuh). float64, and sizes past
 // the engine's index limits, run direct loops: one thread per element of dL/dx and
@@ -17,20 +17,20 @@
 #include <algorithm>
 #include <vector>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
+#include "ops/common/conv_transpose3d_backward_args.h"
+#include "ops/common/error_message.h"
+#include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_backward.h"
-#include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/engine/half_gather.h"
-#include "ops/cuda/engine/half_window.h"
-#include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/staging.h"
-#include "ops/cuda/engine/weight_gradient.h"
+#include "ops/cuda/engine/gather/half_gather.h"
+#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/staging/staging.h"
+#include "ops/cuda/engine/weight_gradient/weight_gradient.h"
+#include "ops/cuda/engine/window/half_window.h"
 #include "ops/cuda/gradients_cuda.h"
 #include "ops/cuda/winograd/winograd_forward.h"
-#include "ops/error_message.h"
-#include "ops/reduced_precision.h"
 
 namespace ct3d {
 namespace {

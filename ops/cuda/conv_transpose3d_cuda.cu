@@ -2,22 +2,22 @@
 // device guard on the input's device, launch on PyTorch's current stream, check
 // the launch (inside the launchers). float16 and bfloat16 run the engine's half forms
 // where they apply (engine/half_window.h, engine/half_gather.h), else the float32
-// kernels on widened operands (ops/reduced_precision.h).
+// kernels on widened operands (ops/common/reduced_precision.h).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
+#include "ops/common/conv_transpose3d_args.h"
+#include "ops/common/error_message.h"
+#include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
-#include "ops/conv_transpose3d_args.h"
 #include "ops/cuda/direct_kernel.h"
-#include "ops/cuda/engine/half_gather.h"
-#include "ops/cuda/engine/half_window.h"
-#include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/staging.h"
+#include "ops/cuda/engine/gather/half_gather.h"
+#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/staging/staging.h"
+#include "ops/cuda/engine/window/half_window.h"
 #include "ops/cuda/winograd/winograd_forward.h"
-#include "ops/error_message.h"
-#include "ops/reduced_precision.h"
 
 namespace ct3d {
 

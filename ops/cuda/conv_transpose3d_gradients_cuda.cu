@@ -12,16 +12,16 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
+#include "ops/common/conv_transpose3d_backward_args.h"
+#include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
-#include "ops/conv_transpose3d_backward_args.h"
 #include "ops/cuda/channel_sums.h"
-#include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/tap_rows.h"
-#include "ops/cuda/engine/weight_gradient.h"
+#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/weight_gradient/weight_gradient.h"
+#include "ops/cuda/engine/window/tap_rows.h"
 #include "ops/cuda/gradients_cuda.h"
-#include "ops/form_choice.h"
-#include "ops/reduced_precision.h"
+#include "ops/options/form_choice.h"
 
 namespace ct3d {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <utility>
 
-#include "ops/error_message.h"
-#include "ops/options.h"
+#include "ops/common/error_message.h"
+#include "ops/options/options.h"
 
 #ifndef CT3D_CUDA_ARCH_LIST
 #define CT3D_CUDA_ARCH_LIST "unknown"
@@ -21,7 +21,7 @@
 namespace ct3d::cuda {
 namespace {
 
-// The option max_capability (ops/options.h), or no cap.
+// The option max_capability (ops/options/options.h), or no cap.
 int capability_cap() {
   const int cap = options().max_capability;
   return cap > 0 ? cap : 1000;

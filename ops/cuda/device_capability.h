@@ -10,7 +10,7 @@
 namespace ct3d::cuda {
 
 // The current device's compute capability as major * 10 + minor (90 for an H200),
-// capped by the option max_capability (ops/options.h; e.g. "8.0") when that is
+// capped by the option max_capability (ops/options/options.h; e.g. "8.0") when that is
 // set: the tests use the cap to run the Ampere-class paths on a newer GPU. Asked of
 // the runtime once per device, as is has_kernel_image.
 int device_capability();

@@ -1,13 +1,13 @@
 // The direct CUDA kernel: one thread per output element, gathering every tap that
 // lands on it. Simple and exact; it runs float64, and float32 where the implicit
-// GEMM (ops/cuda/engine/implicit_gemm.h) cannot (below sm_80, past its index limits,
+// GEMM (ops/cuda/engine/gather/implicit_gemm.h) cannot (below sm_80, past its index limits,
 // its exact rerun). float16 and bfloat16 arrive widened to float32.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
 
 namespace ct3d::cuda {
 

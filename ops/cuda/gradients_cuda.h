@@ -5,7 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "ops/conv_transpose3d_args.h"
+#include "ops/common/conv_transpose3d_args.h"
 
 namespace ct3d {
 

@@ -1,8 +1,8 @@
 // Meta kernels of the backward ops: shapes and dtypes only, sizes kept symbolic.
 #include <ATen/ops/empty.h>
 
+#include "ops/common/conv_transpose3d_backward_args.h"
 #include "ops/conv_transpose3d_backward.h"
-#include "ops/conv_transpose3d_backward_args.h"
 
 namespace ct3d {
 

@@ -3,8 +3,8 @@
 // can trace the op without specialising the batch or spatial sizes.
 #include <ATen/ops/empty.h>
 
+#include "ops/common/conv_transpose3d_args.h"
 #include "ops/conv_transpose3d.h"
-#include "ops/conv_transpose3d_args.h"
 
 namespace ct3d {
 

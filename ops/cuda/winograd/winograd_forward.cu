@@ -11,12 +11,12 @@
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/direct_kernel.h"
-#include "ops/cuda/engine/implicit_gemm.h"
-#include "ops/cuda/engine/wgmma_available.h"
+#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/winograd/winograd_forward.h"
 #include "ops/cuda/winograd/winograd_transforms.cuh"
-#include "ops/form_choice.h"
-#include "ops/options.h"
+#include "ops/options/form_choice.h"
+#include "ops/options/options.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -103,7 +103,7 @@ WeightLayout winograd_weight_layout(const ConvGeometry& reduced) {
 constexpr int64_t kMinWorkspaceFloats = int64_t{64} << 20;
 
 // The workspace a call may take, in floats: the option winograd_workspace_mib where set
-// (ops/options.h), else half the layer's input and output, at least kMinWorkspaceFloats.
+// (ops/options/options.h), else half the layer's input and output, at least kMinWorkspaceFloats.
 int64_t workspace_budget_floats(int64_t layer_floats) {
   const int64_t chosen_mib = options().winograd_workspace_mib;
   if (chosen_mib > 0) return chosen_mib << 18;

@@ -6,7 +6,7 @@
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
 
 namespace ct3d::cuda {
 

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "ops/conv_geometry.h"
+#include "ops/common/conv_geometry.h"
 
 namespace ct3d::cuda {
 

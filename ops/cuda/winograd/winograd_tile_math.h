@@ -4,7 +4,7 @@
 // into one fused multiply-add. A dimension that is not transformed (one point) is copied.
 #pragma once
 
-#include "ops/conv_geometry.h"  // CT3D_HOST_DEVICE
+#include "ops/common/conv_geometry.h"  // CT3D_HOST_DEVICE
 #include "ops/cuda/winograd/winograd_plan.h"
 
 // Unrolled in device code, so that the tile's arrays stay in registers (the host

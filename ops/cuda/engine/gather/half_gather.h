@@ -1,0 +1,28 @@
+// The gathering implicit GEMM on float16 / bfloat16 operands (wgmma_half_gather_kernel.cuh):
+// any stride, dilation and padding, the source staged and the weights packed as they
+// are, one float16 or bfloat16 wgmma per multiply-add into float32, the output rounded
+// once. sm_90a; the half forms' second choice after the shifted-window kernels
+// (half_window.h), which take stride-1 problems only.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
+
+namespace ct3d::cuda {
+
+// Whether it may apply, checked before anything is allocated: not turned off
+// (forced_form.h: half-widened), wgmma available, more than 16 target channels per group (its
+// blocks are 32 channels or more; narrower groups stay on the widened path).
+bool half_gather_may_apply(const GatherProblem& problem);
+
+// As launch_half_window (half_window.h): source and weight contiguous float16 or
+// bfloat16, bias in their dtype or undefined, output in the source's dtype (contiguous or
+// channels-last); staged whole, or in chunks of samples within staging_budget
+// elements. Returns false, having done nothing, where it does not apply.
+bool launch_half_gather(const GatherProblem& problem, const at::Tensor& source,
+                        const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                        cudaStream_t stream, int64_t staging_budget);
+
+}  // namespace ct3d::cuda
