@@ -418,7 +418,8 @@ REGRESSIONS = [
          bias=False, dtype="float64"),
     # Found by the harness on CUDA (2026-12-05, form cuda-wgrad-wgmma-32, seed 20261205,
     # call 1802: forward error 1.42 against the GPU's float64 reference, once in about
-    # 48,000 forwards of the same path; not yet replayed): output width 1 from padding 8.
+    # 48,000 forwards of the same path; not yet replayed; its launch is right on the host,
+    # tests/test_phase_problem.cpp): output width 1 from padding 8.
     Call(batch=1, groups=1, cin_g=7, cout_g=6, spatial=[1, 3, 4], kernel=[1, 2, 4],
          stride=[3, 3, 2], padding=[0, 0, 8], output_padding=[2, 2, 1], dilation=[2, 2, 3],
          bias=False, dtype="float32", input_layout="sliced", grad_layout="channels_last"),
