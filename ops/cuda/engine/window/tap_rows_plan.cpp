@@ -129,16 +129,24 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
   return plan;
 }
 
+// The row counts where the form with both operands from shared memory beat the next
+// mainloop on the forward, in one process (docs/KERNEL_LOG.md, tc1): against the
+// tap-rows form 72 rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80 rows 1.05x (96 rows
+// equal, 48 rows 0.91x); against the shifted-window GEMM 144 rows 1.10x (L1-61 3.29 ->
+// 2.98 ms).
+constexpr int kSharedTapColumnsPayingRows[] = {72, 80, 144};
+
 bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient) {
-  // The forward, in one process (docs/KERNEL_LOG.md). tc1, both operands from shared
-  // memory, against the tap-rows form: 72 rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80
-  // rows 1.05x, 96 rows equal, 48 rows 0.91x; against the shifted-window GEMM, 144 rows
-  // 1.10x (L1-61 3.29 -> 2.98 ms). tc3, the window unsplit into registers, against the
-  // next mainloop: every row count it is built for, 1.02x (64 rows) to 1.43x (72);
-  // and the input gradient, against its default mainloop: 1.05x (96 rows) to 1.45x
-  // (160; L1-61's, 144 rows, 3.42 -> 2.57 ms; L1-68's, 160, 16.2 -> 12.2 ms).
+  // The window unsplit into registers (tc3), against the next mainloop: every row count
+  // it is built for, 1.02x (64 rows) to 1.43x (72); and the input gradient, against its
+  // default mainloop: 1.05x (96 rows) to 1.45x (160; L1-61's, 144 rows, 3.42 -> 2.57 ms;
+  // L1-68's, 160, 16.2 -> 12.2 ms).
   if (raw_quads) return true;
-  return !input_gradient && (rows == 72 || rows == 80 || rows == 144);
+  if (input_gradient) return false;
+  for (const int paying : kSharedTapColumnsPayingRows) {
+    if (rows == paying) return true;
+  }
+  return false;
 }
 
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
