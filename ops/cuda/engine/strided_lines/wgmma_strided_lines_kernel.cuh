@@ -284,6 +284,49 @@ __device__ __forceinline__ void store_strided_lines(
   }
 }
 
+// The producer (one thread): per tile, per (depth tap, height tap) pair that reads the
+// source, per stage of source channels, the two warpgroups' source boxes by TMA and the
+// stage's weights by one bulk copy into the next free slot.
+template <class Cfg>
+__device__ __forceinline__ void produce_strided_lines_stages(
+    const PhaseProblem& p, const StridedLinesPlan& plan, const CUtensorMap* source_map,
+    const float* __restrict__ weights, int channel_stages, uint32_t shared_base, uint32_t full0,
+    uint32_t empty0) {
+  const int slots = plan.slots;
+  RingPosition ring;  // over all the block's tiles
+  for (int index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
+    const StridedLinesTile tile = strided_lines_tile(p, plan, index);
+    if (!strided_lines_tile_stores(p, tile)) continue;
+    const int channel0 = tile.group * p.cin_per_group;
+    for (int td = 0; td < p.dim[0].residue[tile.depth_residue].taps; ++td) {
+      const int depth = strided_lines_source_depth(p, tile, td);
+      if (depth < 0) continue;
+      for (int th = 0; th < p.dim[1].residue[tile.height_residue].taps; ++th) {
+        const int first_line = strided_lines_first_line(p, tile, th);
+        if (!strided_lines_line_tap_reads(p, plan, first_line)) continue;
+        const float* stage_weights =
+            weights +
+            strided_lines_weight_stage(p, plan, tile, td, th, 0) * (Cfg::kStageWeightBytes / 4);
+#pragma unroll 1
+        for (int cs = 0; cs < channel_stages; ++cs, ring.advance(slots)) {
+          mbarrier_wait(empty0 + 8 * ring.slot, ring.phase ^ 1);
+          const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
+          const uint32_t full = full0 + 8 * ring.slot;
+          mbarrier_arrive_expect_bytes(full, Cfg::kStageBytes);
+#pragma unroll
+          for (int wg = 0; wg < 2; ++wg) {
+            tensor_copy_5d(stage + wg * Cfg::kBoxBytes, source_map,
+                           (first_line + wg * plan.lines_per_warpgroup) * plan.source_width, 0,
+                           depth, channel0 + 8 * Cfg::kStageSteps * cs, tile.n, full);
+          }
+          bulk_copy(stage + 2 * Cfg::kBoxBytes, stage_weights + cs * (Cfg::kStageWeightBytes / 4),
+                    Cfg::kStageWeightBytes, full);
+        }
+      }
+    }
+  }
+}
+
 // `source_map`: the source (N, C, D, 1, H x W) as window_tensor_map.h encodes it, boxes
 // of kBoxWidth x 1 x 1 x 8 kStageSteps x 1. `weights`: [stage (strided_lines_weight_stage)]
 // [k-step][hi, lo][N rows][8] in wgmma's K-major core matrices.
@@ -313,38 +356,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (tid != 0) return;
-    RingPosition ring;  // over all the block's tiles
-    for (int index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
-      const StridedLinesTile tile = strided_lines_tile(p, plan, index);
-      if (!strided_lines_tile_stores(p, tile)) continue;
-      const int channel0 = tile.group * p.cin_per_group;
-      for (int td = 0; td < p.dim[0].residue[tile.depth_residue].taps; ++td) {
-        const int depth = strided_lines_source_depth(p, tile, td);
-        if (depth < 0) continue;
-        for (int th = 0; th < p.dim[1].residue[tile.height_residue].taps; ++th) {
-          const int first_line = strided_lines_first_line(p, tile, th);
-          if (!strided_lines_line_tap_reads(p, plan, first_line)) continue;
-          const float* stage_weights =
-              weights +
-              strided_lines_weight_stage(p, plan, tile, td, th, 0) * (Cfg::kStageWeightBytes / 4);
-#pragma unroll 1
-          for (int cs = 0; cs < channel_stages; ++cs, ring.advance(slots)) {
-            mbarrier_wait(empty0 + 8 * ring.slot, ring.phase ^ 1);
-            const uint32_t stage = shared_base + ring.slot * plan.stage_bytes;
-            const uint32_t full = full0 + 8 * ring.slot;
-            mbarrier_arrive_expect_bytes(full, Cfg::kStageBytes);
-#pragma unroll
-            for (int wg = 0; wg < 2; ++wg) {
-              tensor_copy_5d(stage + wg * Cfg::kBoxBytes, &source_map,
-                             (first_line + wg * plan.lines_per_warpgroup) * plan.source_width, 0,
-                             depth, channel0 + 8 * Cfg::kStageSteps * cs, tile.n, full);
-            }
-            bulk_copy(stage + 2 * Cfg::kBoxBytes, stage_weights + cs * (Cfg::kStageWeightBytes / 4),
-                      Cfg::kStageWeightBytes, full);
-          }
-        }
-      }
-    }
+    produce_strided_lines_stages<Cfg>(p, plan, &source_map, weights, channel_stages, shared_base,
+                                      full0, empty0);
     return;
   }
 
