@@ -243,6 +243,33 @@ __device__ __forceinline__ int tap_rows_tile_stages(const PhaseProblem& p, const
                                               tap_rows_tile_taps(p, plan, tile.qd, tile.column0));
 }
 
+// The epilogue warps (warps 1-3 of the producer warpgroup): per tile, once the compute
+// warpgroups have written its partial sums, the width-tap sums stored to the output.
+template <class Cfg, bool kBoxes>
+__device__ __forceinline__ void store_tap_rows_tiles(
+    const PhaseProblem& p, const TapRowsPlan& plan, float* partials, uint32_t partials_written,
+    uint32_t partials_read, int tid, const float* __restrict__ bias,
+    typename Cfg::Ops::Output* __restrict__ output) {
+  using Ops = typename Cfg::Ops;
+  const ShiftedWindowPlan& window = plan.window;
+  int parity = 0;
+  for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x, parity ^= 1) {
+    const WindowTile tile = window_tile(window, index);
+    mbarrier_wait(partials_written, parity);
+    if (kBoxes && plan.tile_lines > 0) {
+      store_flat_row_outputs<Ops, false>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
+                                         bias, output);
+    } else if (kBoxes && plan.flat_step > 0) {
+      store_flat_row_outputs<Ops, true>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
+                                        bias, output);
+    } else {
+      store_tap_rows_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads, bias,
+                                  output);
+    }
+    mbarrier_arrive(partials_read);
+  }
+}
+
 // kBoxes (the register-A form, plan.box_width > 0): the window by TMA boxes of the
 // source. A template argument, so that the staged form keeps its fixed pool address and
 // its fragment offsets as constants (L1-70 5 % faster, KERNEL_LOG tc6).
@@ -291,22 +318,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (tid >= 32) {
-      int parity = 0;
-      for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x, parity ^= 1) {
-        const WindowTile tile = window_tile(window, index);
-        mbarrier_wait(partials_written, parity);
-        if (kBoxes && plan.tile_lines > 0) {
-          store_flat_row_outputs<Ops, false>(p, plan, tile, partials, tid - 32,
-                                             Cfg::kEpilogueThreads, bias, output);
-        } else if (kBoxes && plan.flat_step > 0) {
-          store_flat_row_outputs<Ops, true>(p, plan, tile, partials, tid - 32,
-                                            Cfg::kEpilogueThreads, bias, output);
-        } else {
-          store_tap_rows_outputs<Ops>(p, plan, tile, partials, tid - 32, Cfg::kEpilogueThreads,
-                                      bias, output);
-        }
-        mbarrier_arrive(partials_read);
-      }
+      store_tap_rows_tiles<Cfg, kBoxes>(p, plan, partials, partials_written, partials_read, tid,
+                                        bias, output);
       return;
     }
     if (tid != 0) return;
