@@ -215,8 +215,6 @@ def problem_numbers(spec):
 def timed_forms(forms, fn, inputs, warmup, reps):
     """Median ms of fn with each of the forced forms in turn (ct3d's option force_form,
     set between calls; one after the other, as interleaved runs would share the warm-up)."""
-    import ct3d  # noqa: PLC0415 (loaded by the caller's import of ct3d already)
-
     result = []
     for form in forms:
         ct3d.set_option("force_form", form)

@@ -5,7 +5,7 @@
 namespace ct3d {
 
 FormChoice form_choice(FormSwitch where) {
-  const Options o = options();
+  const Options& o = options();
   FormChoice choice = FormChoice::kRule;
   for (int i = 0; i < o.forced_count; ++i) {
     choice = forced_setting(o.forced_forms[i], where, choice);

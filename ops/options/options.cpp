@@ -1,10 +1,13 @@
 #include "ops/options/options.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "ops/common/error_message.h"
 #include "ops/options/forced_form.h"
@@ -117,35 +120,45 @@ Options from_environment() {
   return options;
 }
 
-std::mutex options_mutex;
-bool loaded = false;
-Options current;
+// Every call asks the options at several places, so a read takes no lock: the current
+// options are an immutable snapshot behind an atomic pointer. set_option (rare: the tests,
+// the A/B scripts) publishes a new one under the writers' lock; the snapshots it replaces
+// stay alive (a few dozen bytes each), since a call may still be reading one.
+std::mutex writers_mutex;
+std::atomic<const Options*> published{nullptr};
+std::vector<std::unique_ptr<const Options>> snapshots;  // under writers_mutex
 
-Options& locked_options() {
-  if (!loaded) {
-    current = from_environment();
-    loaded = true;
-  }
-  return current;
+// Publishes `value` as the current options (the caller holds writers_mutex).
+const Options& publish(const Options& value) {
+  snapshots.push_back(std::make_unique<const Options>(value));
+  published.store(snapshots.back().get(), std::memory_order_release);
+  return *snapshots.back();
+}
+
+// The published options, read from the environment on first use (a bad value raises,
+// and the next call tries again).
+const Options& current_options() {
+  if (const Options* current = published.load(std::memory_order_acquire)) return *current;
+  std::lock_guard<std::mutex> lock(writers_mutex);
+  if (const Options* current = published.load(std::memory_order_acquire)) return *current;
+  return publish(from_environment());
 }
 
 }  // namespace
 
-Options options() {
-  std::lock_guard<std::mutex> lock(options_mutex);
-  return locked_options();
-}
+const Options& options() { return current_options(); }
 
 void set_option(const std::string& name, const std::string& value) {
   const OptionText& option = option_named(name);
-  std::lock_guard<std::mutex> lock(options_mutex);
-  Options changed = locked_options();
+  current_options();  // the environment's first (a bad value there raises here)
+  std::lock_guard<std::mutex> lock(writers_mutex);
+  Options changed = *published.load(std::memory_order_acquire);
   apply(changed, option, value);
-  current = changed;
+  publish(changed);
 }
 
 std::string describe_options() {
-  const Options o = options();
+  const Options& o = options();
   std::string text;
   const auto line = [&](const char* name, const std::string& value) {
     text += std::string(name) + "=" + value + "\n";

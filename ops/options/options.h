@@ -32,8 +32,9 @@ struct Options {
   int forced_count = 0;
 };
 
-// The current options (a copy: set_option may change them between calls).
-Options options();
+// The current options: an immutable snapshot, read without a lock (set_option publishes
+// a new one; a call keeps reading the one it started with if it holds the reference).
+const Options& options();
 
 // Sets one option by its name (the environment variable's, without CT3D_ and in lower
 // case: "max_capability", "winograd", ...) from its text; an empty value restores the
