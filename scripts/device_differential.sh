@@ -12,7 +12,7 @@
 # cuda); CT3D_DIFF_JOBS the runners side by side (default 8); CT3D_DIFF_SECONDS and
 # CT3D_DIFF_SANITIZE_SECONDS stop drawing new calls after that long (default 300 and
 # 400: a device command has 600 s); CT3D_DIFF_PYTEST=1 runs the whole pytest suite
-# first. Tables print last; the reports and logs go to $OUT.
+# first (CT3D_DIFF_PYTEST_SECONDS caps it, default 900). Tables print last; the reports and logs go to $OUT.
 set -uo pipefail
 OUT=${OUT:-$PWD/device_out}
 LOGS=$(mktemp -d)
@@ -25,7 +25,8 @@ form_args=()
 for form in $forms; do form_args+=(--form "$form"); done
 echo "seed $seed"
 if [ "${CT3D_DIFF_PYTEST:-0}" = 1 ]; then
-  python3 -m pytest -q -x python_tests --ignore=python_tests/test_differential.py \
+  timeout "${CT3D_DIFF_PYTEST_SECONDS:-900}" \
+    python3 -m pytest -q -x python_tests --ignore=python_tests/test_differential.py \
     >"$LOGS/pytest.log" 2>&1
   echo "pytest rc=$? $(tail -1 "$LOGS/pytest.log")"
   grep -E "FAILED|Error" "$LOGS/pytest.log" | head -20
