@@ -7,6 +7,11 @@ ct3d.set_option, so they share the inputs and the GPU.
     python bench/ab_switch.py 101,102,109 float16 force_form=shifted-window/gather
         [rounds] [reps] [ops=...] [errors]
     python bench/ab_switch.py 61,68 float32 winograd=auto/off
+    python bench/ab_switch.py level1,wide,narrow float32 = 1 10 ops=fwd,grads
+
+With no option ("="), it sets none: the one setting is whatever the library does by
+default, so that it also runs against a library without ct3d.set_option (an earlier
+commit's, in scripts/device_ab_commits.sh).
 
 With "errors" last, it also prints each setting's forward error against float64 (for a
 switch that changes the arithmetic, such as a chain flush interval: KERNEL_LOG tc12).
@@ -23,9 +28,9 @@ from torch import nn
 from torch.nn.modules.utils import _triple
 
 import ct3d
-from bench import ALL_PROBLEMS, median_ms
+from bench import ALL_PROBLEMS, median_ms, problem_numbers
 
-numbers = [int(n) for n in sys.argv[1].split(",")]
+numbers = problem_numbers(sys.argv[1])
 dtype = getattr(torch, sys.argv[2])
 option, values = sys.argv[3].split("=", 1)
 values = values.split("/")
@@ -34,7 +39,14 @@ reps = int(sys.argv[5]) if len(sys.argv) > 5 else 10
 with_errors = sys.argv[-1] == "errors"
 chosen_ops = next((a[4:].split(",") for a in sys.argv if a.startswith("ops=")),
                   ["fwd", "dgrad", "wgrad"])
+# Rows of other dtypes than float32 carry it in their label (bench/ab_summary.py keys on it).
+SUFFIX = "" if dtype == torch.float32 else "/" + sys.argv[2]
 OP_COUNT = 4  # fwd, dgrad, wgrad, grads: ct3d's, then cuDNN's in the same order
+
+
+def set_option(value):
+    if option:
+        ct3d.set_option(option, value)
 
 
 def operations(problem):
@@ -94,20 +106,20 @@ with torch.no_grad():
             times = {v: [] for v in values}
             for _ in range(rounds):
                 for v in values:
-                    ct3d.set_option(option, v)
+                    set_option(v)
                     times[v].append(median_ms(fn, inputs, 2, reps)[0])
-            ct3d.set_option(option, "")
+            set_option("")
             row = " ".join(f"{statistics.median(times[v]):16.3f}" for v in values)
-            print(f"{problem.label:18} {label:9} {row} {cudnn_ms:9.3f}", flush=True)
+            print(f"{problem.label + SUFFIX:18} {label:9} {row} {cudnn_ms:9.3f}", flush=True)
             if with_errors and label == "fwd":
                 reference = ops[2 * OP_COUNT][1](inputs[0])
                 errors = []
                 for v in values:
-                    ct3d.set_option(option, v)
+                    set_option(v)
                     out = fn(inputs[0]).double()
                     errors.append(((out - reference).norm() / reference.norm()).item())
-                ct3d.set_option(option, "")
-                print(f"{problem.label:18} {'fwd err':9} " +
+                set_option("")
+                print(f"{problem.label + SUFFIX:18} {'fwd err':9} " +
                       " ".join(f"{e:16.2e}" for e in errors), flush=True)
                 del reference
         del ops
