@@ -18,8 +18,8 @@
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/cuda/channel_sums.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
-#include "ops/cuda/engine/window/tap_rows.h"
 #include "ops/cuda/gradients_cuda.h"
 #include "ops/options/form_choice.h"
 
@@ -70,7 +70,8 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
     // strides, which a meta tensor gives without memory.
     if (same_staging &&
         !cuda::tap_columns_takes(
-            problem, at::empty_symint(args.input_shape(), input.options().device(at::kMeta)))) {
+            problem, cuda::current_device_info(),
+            at::empty_symint(args.input_shape(), input.options().device(at::kMeta)))) {
       grad_input = at::empty_symint(args.input_shape(), input.options());
       // `problem` by value: the hook runs after this block ends.
       input_gradient_on_chunk = [&, problem](int64_t first, int64_t samples,

@@ -15,8 +15,7 @@
 #include "ops/cuda/engine/gather/wgmma_kernel.cuh"
 #include "ops/cuda/engine/gather/wgmma_reuse_kernel.cuh"
 #include "ops/cuda/engine/gather/width_tap_reuse.h"
-#include "ops/cuda/engine/instructions/wgmma_available.h"
-#include "ops/cuda/engine/problem/group_fold.h"
+#include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/problem/implicit_gemm_problem.h"
 #include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/staging/weight_packing.cuh"
@@ -24,7 +23,7 @@
 #include "ops/cuda/engine/strided_lines/strided_lines.h"
 #include "ops/cuda/engine/window/shifted_window.h"
 #include "ops/cuda/engine/window/tap_rows.h"
-#include "ops/options/form_choice.h"
+#include "ops/cuda/engine/window/window_tensor_map.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -36,20 +35,6 @@ constexpr int64_t kMaxShift = 32767;
 // on 61 and 68 (more shared memory per block, same blocks per SM).
 constexpr int kStages = 3;
 
-// 16-channel tiles a block covers: all of a group's output channels up to 64, so
-// the input gathered into shared memory is used by every channel it feeds. Wider
-// groups take several blocks of 64.
-int channel_tiles_for(int64_t cout_per_group) {
-  return static_cast<int>(std::min<int64_t>((cout_per_group + 15) / 16, 4));
-}
-
-// Groups folded per GEMM group: the fewest 16 x 16 mma tiles in all.
-int group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
-  return static_cast<int>(best_group_fold(groups, cin_g, cout_g, [&](int64_t f) {
-    return groups / f * ((f * cin_g + 15) / 16) * ((f * cout_g + 15) / 16);
-  }));
-}
-
 template <class Cfg>
 auto phase_kernel_of() {
   if constexpr (Cfg::kPackWgmmaChannels > 0) {
@@ -57,35 +42,6 @@ auto phase_kernel_of() {
   } else {
     return implicit_gemm_phase_kernel<Cfg>;
   }
-}
-
-constexpr int64_t kWgmmaMinChannels = 32;
-
-// The wgmma block's channels (wgmma N) for a folded group's output channels: the
-// smallest shape that holds them, or blocks of 128.
-int wgmma_channels_for(int64_t cout) {
-  for (const int n : {48, 64, 96}) {
-    if (cout <= n) return n;
-  }
-  return 128;
-}
-
-// Where the reuse mainloop beat the others (docs/KERNEL_LOG.md, w3): blocks
-// of 32 to 64 channels, at least 3 width taps in every phase, groups not folded.
-bool width_reuse_pays(const PhaseProblem& p, int channels, int fold) {
-  const DimParams& width = p.dim[2];
-  for (int a = 0; a < width.active_residues; ++a) {
-    if (width.residue[width.active_residue[a]].taps < 3) return false;
-  }
-  return channels >= 32 && channels <= 64 && fold == 1;
-}
-
-// The reuse block's channels: the smallest wgmma N that holds them, or blocks of 128.
-int wgmma_reuse_channels_for(int64_t cout) {
-  for (const int n : {16, 24, 32, 48, 64, 96}) {
-    if (cout <= n) return n;
-  }
-  return 128;
 }
 
 // problem: the GEMM with its groups folded `fold` at a time (see group_fold); p: its
@@ -157,106 +113,69 @@ void launch_all_phases(const GatherProblem& problem, const PhaseProblem& p, int 
   }
 }
 
-// Picks the tile configuration for the folded problem's channels and launches it
-// (launch_all_phases). kExact: the operands are exact in TF32 (one product each).
+// Launches the plan's gathering configuration (launch_all_phases). kExact: the operands
+// are exact in TF32 (one product each).
 template <bool kExact>
-void launch_configuration(const GatherProblem& folded, int fold, int* flag,
-                          const at::Tensor& source, const at::Tensor& weight,
-                          const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
-                          int64_t staging_budget_floats, const at::Tensor& staged) {
+void launch_gather(const GemmPlan& plan, int* flag, const at::Tensor& source,
+                   const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                   cudaStream_t stream, int64_t staging_budget_floats, const at::Tensor& staged) {
   // Launches the configuration given by the type of its (empty) argument.
   const auto launch = [&](auto config) {
     using Cfg = decltype(config);
-    launch_all_phases<Cfg>(folded, make_phase_problem(folded, kBlockK, Cfg::kBlockChannels, output),
-                           fold, flag, source, weight, bias, output, stream, staging_budget_floats,
-                           staged, WidthReusePlan{});
+    TORCH_INTERNAL_ASSERT(Cfg::kBlockChannels == plan.block_channels);
+    if constexpr (Cfg::kWidthReuse) {
+      static_assert(Cfg::kBlockPositions == width_reuse_block_positions(Cfg::kBlockChannels) &&
+                    Cfg::kMaxTileRows == kWidthReuseMaxTileRows);
+    }
+    launch_all_phases<Cfg>(plan.folded, plan.phase, plan.fold, flag, source, weight, bias, output,
+                           stream, staging_budget_floats, staged, plan.reuse);
   };
-  // Width-tap reuse (wgmma_reuse_kernel.cuh) where it paid (width_reuse_pays).
-  const FormChoice reuse_choice = form_choice(FormSwitch::kWidthReuse);
-  // Launches a width-tap reuse configuration where its plan applies and (unless
-  // forced) it pays; returns whether it did.
-  const auto try_reuse = [&](auto config) {
-    using Cfg = decltype(config);
-    const PhaseProblem p = make_phase_problem(folded, kBlockK, Cfg::kBlockChannels, output);
-    const WidthReusePlan plan =
-        plan_width_reuse(p, Cfg::kBlockPositions, Cfg::kBlockChannels, Cfg::kMaxTileRows);
-    if (plan.taps_per_stage == 0 ||
-        (reuse_choice != FormChoice::kAlways && !width_reuse_pays(p, Cfg::kBlockChannels, fold))) {
-      return false;
-    }
-    launch_all_phases<Cfg>(folded, p, fold, flag, source, weight, bias, output, stream,
-                           staging_budget_floats, staged, plan);
-    return true;
-  };
-  const int64_t cout = folded.target_channels;
-  if (wgmma_enabled() && reuse_choice != FormChoice::kNever) {
-    // Two m-tiles per warpgroup where the registers allow: twice the rows per
-    // weight tile copied (w5: one m-tile for 64 channels was 12 % slower on 68).
-    bool launched = false;
-    switch (wgmma_reuse_channels_for(cout)) {
-      case 16:
-        launched = try_reuse(WgmmaReuseConfig<16, 2, kExact>{});
-        break;
-      case 24:
-        launched = try_reuse(WgmmaReuseConfig<24, 2, kExact>{});
-        break;
-      case 32:
-        launched = try_reuse(WgmmaReuseConfig<32, 2, kExact>{});
-        break;
-      case 48:
-        launched = try_reuse(WgmmaReuseConfig<48, 2, kExact>{});
-        break;
-      case 64:
-        launched = try_reuse(WgmmaReuseConfig<64, 2, kExact>{});
-        break;
-      case 96:
-        launched = try_reuse(WgmmaReuseConfig<96, 1, kExact>{});
-        break;
-      default:
-        launched = try_reuse(WgmmaReuseConfig<128, 1, kExact>{});
-        break;
-    }
-    if (launched) return;
-  }
-  // The wgmma mainloop for more than 32 channels per block. Narrower blocks do too
-  // little math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels)
-  // 1.59 -> 2.20 ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48)
-  // 4.45 -> 4.11): there the input gather, not the tensor core, is the limit.
-  if (wgmma_enabled() && cout > kWgmmaMinChannels) {
-    // One m-tile per warpgroup and two chunks per stage (registers: accumulators +
-    // two sets of fragments).
-    switch (wgmma_channels_for(cout)) {
-      case 48:
-        launch(WgmmaConfig<48, 1, 2, kExact>{});
-        break;
-      case 64:
-        launch(WgmmaConfig<64, 1, 2, kExact>{});
-        break;
-      case 96:
-        launch(WgmmaConfig<96, 1, 2, kExact>{});
-        break;
-      default:
-        launch(WgmmaConfig<128, 1, 2, kExact>{});
-        break;
-    }
-  } else if (cout > 16 && cout <= 24) {
-    // Positions on M and three 8-channel tiles: no padding to 32 channels.
-    launch(TileConfig<4, PositionsOnM<4, 3, kExact>, kStages>{});
-  } else {
-    switch (channel_tiles_for(cout)) {
-      case 1:
-        launch(TileConfig<4, ChannelsOnM<1, 8, kExact>, kStages>{});
-        break;
-      case 2:
-        launch(TileConfig<4, ChannelsOnM<2, 8, kExact>, kStages>{});
-        break;
-      case 3:
-        launch(TileConfig<4, ChannelsOnM<3, 4, kExact>, kStages>{});
-        break;
-      default:
-        launch(TileConfig<4, ChannelsOnM<4, 4, kExact>, kStages>{});
-        break;
-    }
+  constexpr int kTwo = width_reuse_m_tiles(64), kOne = width_reuse_m_tiles(96);
+  switch (plan.form) {
+    case GemmForm::kWidthReuse:
+      switch (plan.block_channels) {
+        case 16:
+          return launch(WgmmaReuseConfig<16, kTwo, kExact>{});
+        case 24:
+          return launch(WgmmaReuseConfig<24, kTwo, kExact>{});
+        case 32:
+          return launch(WgmmaReuseConfig<32, kTwo, kExact>{});
+        case 48:
+          return launch(WgmmaReuseConfig<48, kTwo, kExact>{});
+        case 64:
+          return launch(WgmmaReuseConfig<64, kTwo, kExact>{});
+        case 96:
+          return launch(WgmmaReuseConfig<96, kOne, kExact>{});
+        default:
+          return launch(WgmmaReuseConfig<128, kOne, kExact>{});
+      }
+    case GemmForm::kWgmmaGather:
+      // One m-tile per warpgroup and two chunks per stage (registers: accumulators +
+      // two sets of fragments).
+      switch (plan.block_channels) {
+        case 48:
+          return launch(WgmmaConfig<48, 1, 2, kExact>{});
+        case 64:
+          return launch(WgmmaConfig<64, 1, 2, kExact>{});
+        case 96:
+          return launch(WgmmaConfig<96, 1, 2, kExact>{});
+        default:
+          return launch(WgmmaConfig<128, 1, 2, kExact>{});
+      }
+    default:
+      switch (plan.block_channels) {
+        case 16:
+          return launch(TileConfig<4, ChannelsOnM<1, 8, kExact>, kStages>{});
+        case 24:
+          // Positions on M and three 8-channel tiles: no padding to 32 channels.
+          return launch(TileConfig<4, PositionsOnM<4, 3, kExact>, kStages>{});
+        case 32:
+          return launch(TileConfig<4, ChannelsOnM<2, 8, kExact>, kStages>{});
+        case 48:
+          return launch(TileConfig<4, ChannelsOnM<3, 4, kExact>, kStages>{});
+        default:
+          return launch(TileConfig<4, ChannelsOnM<4, 4, kExact>, kStages>{});
+      }
   }
 }
 
@@ -329,8 +248,8 @@ bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) 
     phases *= static_cast<int64_t>(dim.phases.size());
   }
   const int64_t cout_g = problem.target_channels;
-  const int64_t channel_tiles = channel_tiles_for(cout_g);
-  const int64_t column_blocks = (cout_g + 16 * channel_tiles - 1) / (16 * channel_tiles);
+  // The mma.sync gather's blocks: up to 64 target channels each.
+  const int64_t column_blocks = (cout_g + 63) / 64;
   const int64_t rows = problem.batch * positions_per_sample;
   const int64_t padded_channels = problem.groups * round_up(problem.reduce_channels, kBlockK);
   // The halo costs memory in proportion to the staged source: allowed up to 4x the
@@ -348,31 +267,25 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream, int64_t staging_budget_floats,
                           const ExactRerun& exact_rerun, const at::Tensor& staged) {
-  // Warp tiles: the group's 16-channel tiles x 8 position tiles (4 where 3 or 4
-  // channel tiles would leave too few registers for 3 blocks per multiprocessor),
-  // or positions on M for 17-24 channels. Measured slower (docs/KERNEL_LOG.md):
-  // blocks of 8 warps (10-45 %), 2 x 2 warps splitting 64 channels (68: +5 %);
-  // positions on M for 16 channels and 4 blocks per SM for them changed nothing.
-  // Folding needs the exact rerun, which writes contiguous outputs only.
-  const int fold =
-      exact_rerun && output.is_contiguous() && !staged.defined()
-          ? group_fold(problem.groups, problem.reduce_channels, problem.target_channels)
-          : 1;
-  GatherProblem folded = problem;
-  folded.groups = problem.groups / fold;
-  folded.reduce_channels = problem.reduce_channels * fold;
-  folded.target_channels = problem.target_channels * fold;
-  // Width stride 2 with few target channels: the strided-lines form. Stride-1 problems
-  // with wide blocks: the shifted-window GEMM; with narrow ones its tap-rows form (both
-  // stage their own split copy of the source).
-  if (!staged.defined() && (launch_strided_lines(folded, fold, source, weight, bias, output,
-                                                 stream) ||
-                            launch_shifted_window(folded, fold, source, weight, bias, output,
-                                                  stream, staging_budget_floats) ||
-                            launch_tap_rows(folded, fold, source, weight, bias, output, stream,
-                                            staging_budget_floats))) {
-    return;
+  GemmOperands operands;
+  operands.source_fits_boxes = source_fits_boxes(source, problem.groups, problem.reduce_channels);
+  operands.whole_batch = source.size(0) == problem.batch;
+  operands.prestaged = staged.defined();
+  operands.may_fold = exact_rerun && output.is_contiguous();
+  const GemmPlan plan = plan_gemm(problem, current_device_info(), operands, output);
+  switch (plan.form) {
+    case GemmForm::kStridedLines:
+      return launch_strided_lines(plan, source, weight, bias, output, stream);
+    case GemmForm::kShiftedWindow:
+      return launch_shifted_window(plan, source, weight, bias, output, stream,
+                                   staging_budget_floats);
+    case GemmForm::kTapRows:
+    case GemmForm::kTapColumns:
+      return launch_tap_rows(plan, source, weight, bias, output, stream, staging_budget_floats);
+    default:
+      break;
   }
+  const int fold = plan.fold;
   // With folded groups, a NaN or Inf source value times a structural zero weight
   // would leak into other groups' outputs. The staging pass flags non-finite
   // values, and the exact rerun, queued behind the GEMM, recomputes the output
@@ -381,11 +294,11 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   if (fold > 1) nonfinite = at::empty({1}, source.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
   if (problem.operands_exact_in_tf32) {
-    launch_configuration<true>(folded, fold, flag, source, weight, bias, output, stream,
-                               staging_budget_floats, staged);
+    launch_gather<true>(plan, flag, source, weight, bias, output, stream, staging_budget_floats,
+                        staged);
   } else {
-    launch_configuration<false>(folded, fold, flag, source, weight, bias, output, stream,
-                                staging_budget_floats, staged);
+    launch_gather<false>(plan, flag, source, weight, bias, output, stream, staging_budget_floats,
+                         staged);
   }
   if (fold > 1) exact_rerun(flag);
 }

@@ -2,9 +2,10 @@
 // that fills them and the warp tiles that read them.
 #pragma once
 
+#include "ops/cuda/engine/problem/block_k.h"
+
 namespace ct3d::cuda {
 
-constexpr int kBlockK = 16;                    // input channels of one tap per pipeline stage
 constexpr int kRowFloats = kBlockK;            // a row of one stage: 16 channels
 constexpr int kChunksPerRow = kRowFloats / 4;  // 16-byte chunks in a row
 // Packed weights of one stage, per output channel: 16 input channels x {hi, lo}.

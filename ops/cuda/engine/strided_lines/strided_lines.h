@@ -5,15 +5,12 @@
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
-#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
+#include "ops/cuda/engine/planner/gemm_plan.h"
 
 namespace ct3d::cuda {
 
-// Runs the forward problem (groups folded `fold` at a time; arguments as
-// launch_implicit_gemm) on the strided-lines form where it applies and returns true;
-// returns false, having done nothing, where it does not (not sm_90a, folded groups, the
-// plan's conditions).
-bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tensor& source,
+// Runs a plan of the strided-lines form (gemm_plan.h).
+void launch_strided_lines(const GemmPlan& plan, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream);
 

@@ -9,12 +9,10 @@
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
-#include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/staging/tap_row_weights.cuh"
 #include "ops/cuda/engine/strided_lines/strided_lines.h"
 #include "ops/cuda/engine/strided_lines/wgmma_strided_lines_kernel.cuh"
 #include "ops/cuda/engine/window/window_tensor_map.h"
-#include "ops/options/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -122,20 +120,13 @@ void launch(const PhaseProblem& p, const StridedLinesPlan& plan, const at::Tenso
 
 }  // namespace
 
-bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tensor& source,
+void launch_strided_lines(const GemmPlan& gemm_plan, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream) {
-  const FormChoice choice = form_choice(FormSwitch::kStridedLines);
-  if (choice == FormChoice::kNever || fold != 1 || !strided_lines_may_apply(problem) ||
-      !wgmma_enabled() || source.size(0) != problem.batch) {
-    return false;
-  }
-  const PhaseProblem p = make_phase_problem(problem, 8 * kStridedLinesStageSteps, 8, output);
-  const StridedLinesPlan plan =
-      plan_strided_lines(problem, p, source_fits_boxes(source, problem.groups, p.cin_per_group));
-  if (plan.width_taps == 0 || (choice == FormChoice::kRule && !strided_lines_pays(plan))) {
-    return false;
-  }
+  TORCH_INTERNAL_ASSERT(gemm_plan.form == GemmForm::kStridedLines);
+  const GatherProblem& problem = gemm_plan.folded;
+  const PhaseProblem& p = gemm_plan.phase;
+  const StridedLinesPlan& plan = gemm_plan.strided_lines;
   if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);
   const at::Tensor packed = pack_strided_line_weights(problem, p, plan, weight, stream);
   const auto run = [&](auto exact) {
@@ -165,7 +156,6 @@ bool launch_strided_lines(const GatherProblem& problem, int fold, const at::Tens
     }
   };
   problem.operands_exact_in_tf32 ? run(std::true_type{}) : run(std::false_type{});
-  return true;
 }
 
 }  // namespace ct3d::cuda

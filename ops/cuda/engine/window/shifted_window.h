@@ -5,15 +5,13 @@
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
-#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
+#include "ops/cuda/engine/planner/gemm_plan.h"
 
 namespace ct3d::cuda {
 
-// Runs the problem (groups folded `fold` at a time; arguments as launch_implicit_gemm)
-// on the shifted-window GEMM where it applies and pays (shifted_window_pays) and
-// returns true; returns false, having done nothing, where it does not (not sm_90a,
-// folded groups, not stride 1, narrow blocks). The tests force it on or off (forced_form.h).
-bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Tensor& source,
+// Runs a plan of the shifted-window GEMM (gemm_plan.h); the source is staged a chunk of
+// samples at a time within staging_budget_floats (staging.h).
+void launch_shifted_window(const GemmPlan& plan, const at::Tensor& source,
                            const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                            cudaStream_t stream, int64_t staging_budget_floats);
 

@@ -123,17 +123,13 @@ ShiftedWindowPlan plan_half_shifted_window(const PhaseProblem& p, const at::Tens
 
 }  // namespace
 
-bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Tensor& source,
+void launch_shifted_window(const GemmPlan& gemm_plan, const at::Tensor& source,
                            const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                            cudaStream_t stream, int64_t staging_budget_floats) {
-  const FormChoice choice = form_choice(FormSwitch::kShiftedWindow);
-  if (choice == FormChoice::kNever || fold != 1 || !wgmma_enabled()) return false;
-  const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
-  const ShiftedWindowPlan plan = plan_shifted_window(p);
-  if (plan.columns == 0 ||
-      (choice == FormChoice::kRule && !shifted_window_pays(p, problem.input_gradient))) {
-    return false;
-  }
+  TORCH_INTERNAL_ASSERT(gemm_plan.form == GemmForm::kShiftedWindow);
+  const GatherProblem& problem = gemm_plan.folded;
+  const PhaseProblem& p = gemm_plan.phase;
+  const ShiftedWindowPlan& plan = gemm_plan.window;
   const at::Tensor packed =
       pack_weights(problem, p, 1, false, kWindowBlockChannels, nullptr, weight, stream);
   if (problem.operands_exact_in_tf32) {
@@ -146,7 +142,6 @@ bool launch_shifted_window(const GatherProblem& problem, int fold, const at::Ten
     launch_columns<SplitTf32Operands<false>>(problem, p, plan, source, packed, bias, output, stream,
                                              staging_budget_floats);
   }
-  return true;
 }
 
 bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& source,

@@ -229,23 +229,14 @@ void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
 
 }  // namespace
 
-bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& source,
+void launch_tap_rows(const GemmPlan& gemm_plan, const at::Tensor& source,
                      const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                      cudaStream_t stream, int64_t staging_budget_floats) {
-  const FormChoice choice = form_choice(FormSwitch::kTapRows);
-  if (choice == FormChoice::kNever || fold != 1 || !wgmma_enabled()) return false;
-  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
-  // The tap-columns form where it applies and is chosen (where it pays, by its own
-  // measure), else the tap-rows form.
-  TapRowsPlan plan = plan_tap_columns_if_taken(
-      p, problem.input_gradient, source_fits_boxes(source, problem.groups, p.cin_per_group));
-  if (plan.window.columns == 0) {
-    if (choice == FormChoice::kRule && !tap_rows_pays(problem.input_gradient)) {
-      return false;
-    }
-    plan = plan_tap_rows(p);
-  }
-  if (plan.window.columns == 0) return false;
+  TORCH_INTERNAL_ASSERT(gemm_plan.form == GemmForm::kTapRows ||
+                        gemm_plan.form == GemmForm::kTapColumns);
+  const GatherProblem& problem = gemm_plan.folded;
+  const PhaseProblem& p = gemm_plan.phase;
+  const TapRowsPlan& plan = gemm_plan.tap_rows;
   const at::Tensor packed = pack_tap_row_weights(problem, p, plan, weight, stream);
   if (plan.raw_quads) {
     launch_raw_tap_columns(problem, p, plan, source, packed, bias, output, stream,
@@ -257,15 +248,6 @@ bool launch_tap_rows(const GatherProblem& problem, int fold, const at::Tensor& s
     launch_configuration<SplitTf32Operands<false>>(problem, p, plan, source, packed, bias, output,
                                                    stream, staging_budget_floats);
   }
-  return true;
-}
-
-bool tap_columns_takes(const GatherProblem& problem, const at::Tensor& output) {
-  if (form_choice(FormSwitch::kTapRows) == FormChoice::kNever || !wgmma_enabled()) {
-    return false;
-  }
-  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
-  return plan_tap_columns_if_taken(p, problem.input_gradient).window.columns > 0;
 }
 
 bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,

@@ -1,0 +1,230 @@
+#include "ops/cuda/engine/planner/gemm_plan.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "ops/cuda/engine/instructions/wgmma_available.h"
+#include "ops/cuda/engine/problem/block_k.h"
+#include "ops/cuda/engine/problem/group_fold.h"
+#include "ops/cuda/engine/window/window_form_rule.h"
+#include "ops/options/form_choice.h"
+
+namespace ct3d::cuda {
+namespace {
+
+// The wgmma gather for more than 32 channels per block. Narrower blocks do too little
+// math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels) 1.59 -> 2.20
+// ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48) 4.45 -> 4.11): there the
+// input gather, not the tensor core, is the limit.
+constexpr int64_t kWgmmaMinChannels = 32;
+
+// Groups folded per GEMM group: the fewest 16 x 16 mma tiles in all.
+int group_fold(int64_t groups, int64_t cin_g, int64_t cout_g) {
+  return static_cast<int>(best_group_fold(groups, cin_g, cout_g, [&](int64_t f) {
+    return groups / f * ((f * cin_g + 15) / 16) * ((f * cout_g + 15) / 16);
+  }));
+}
+
+// The wgmma gather's block channels (wgmma N) for a folded group's target channels: the
+// smallest shape that holds them, or blocks of 128.
+int wgmma_channels_for(int64_t cout) {
+  for (const int n : {48, 64, 96}) {
+    if (cout <= n) return n;
+  }
+  return 128;
+}
+
+// The reuse block's channels: the smallest wgmma N that holds them, or blocks of 128.
+int width_reuse_channels_for(int64_t cout) {
+  for (const int n : {16, 24, 32, 48, 64, 96}) {
+    if (cout <= n) return n;
+  }
+  return 128;
+}
+
+// Where the reuse mainloop beat the others (docs/KERNEL_LOG.md, width-tap reuse):
+// blocks of 32 to 64 channels, at least 3 width taps in every phase, groups not folded.
+bool width_reuse_pays(const PhaseProblem& p, int channels, int fold) {
+  const DimParams& width = p.dim[2];
+  for (int a = 0; a < width.active_residues; ++a) {
+    if (width.residue[width.active_residue[a]].taps < 3) return false;
+  }
+  return channels >= 32 && channels <= 64 && fold == 1;
+}
+
+// The Hopper window forms, in the planner's order; false where none takes the problem.
+bool plan_window_forms(const GatherProblem& problem, const GemmOperands& operands,
+                       const at::Tensor& output, GemmPlan& plan) {
+  // Width stride 2 with few target channels: strided lines.
+  const FormChoice lines = form_choice(FormSwitch::kStridedLines);
+  if (lines != FormChoice::kNever && strided_lines_may_apply(problem) && operands.whole_batch) {
+    const PhaseProblem p = make_phase_problem(problem, 8 * kStridedLinesStageSteps, 8, output);
+    const StridedLinesPlan lines_plan =
+        plan_strided_lines(problem, p, operands.source_fits_boxes);
+    if (lines_plan.width_taps != 0 &&
+        (lines != FormChoice::kRule || strided_lines_pays(lines_plan))) {
+      plan.form = GemmForm::kStridedLines;
+      plan.phase = p;
+      plan.strided_lines = lines_plan;
+      return true;
+    }
+  }
+  // Stride 1 with wide blocks: the shifted window.
+  const FormChoice window = form_choice(FormSwitch::kShiftedWindow);
+  if (window != FormChoice::kNever) {
+    const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
+    const ShiftedWindowPlan window_plan = plan_shifted_window(p);
+    if (window_plan.columns != 0 &&
+        (window != FormChoice::kRule || shifted_window_pays(p, problem.input_gradient))) {
+      plan.form = GemmForm::kShiftedWindow;
+      plan.phase = p;
+      plan.window = window_plan;
+      return true;
+    }
+  }
+  // Stride 1 with narrow blocks: the tap-columns form where it applies and pays (by its
+  // own measure: tap_columns_pays), else the tap-rows form where that pays.
+  const FormChoice rows = form_choice(FormSwitch::kTapRows);
+  if (rows != FormChoice::kNever) {
+    const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
+    TapRowsPlan rows_plan =
+        plan_tap_columns_if_taken(p, problem.input_gradient, operands.source_fits_boxes);
+    if (rows_plan.window.columns == 0 &&
+        (rows != FormChoice::kRule || tap_rows_pays(problem.input_gradient))) {
+      rows_plan = plan_tap_rows(p);
+    }
+    if (rows_plan.window.columns != 0) {
+      plan.form = rows_plan.positions_on_m ? GemmForm::kTapColumns : GemmForm::kTapRows;
+      plan.phase = p;
+      plan.tap_rows = rows_plan;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The gathering mainloops: width-tap reuse where it pays, else the wgmma gather above
+// kWgmmaMinChannels, else mma.sync.
+void plan_gather_forms(const GatherProblem& problem, const DeviceInfo& device,
+                       const at::Tensor& output, GemmPlan& plan) {
+  const int64_t cout = problem.target_channels;
+  const FormChoice reuse = form_choice(FormSwitch::kWidthReuse);
+  if (device.wgmma && reuse != FormChoice::kNever) {
+    const int channels = width_reuse_channels_for(cout);
+    const PhaseProblem p = make_phase_problem(problem, kBlockK, channels, output);
+    const WidthReusePlan reuse_plan = plan_width_reuse(
+        p, width_reuse_block_positions(channels), channels, kWidthReuseMaxTileRows);
+    if (reuse_plan.taps_per_stage != 0 &&
+        (reuse == FormChoice::kAlways || width_reuse_pays(p, channels, plan.fold))) {
+      plan.form = GemmForm::kWidthReuse;
+      plan.block_channels = channels;
+      plan.phase = p;
+      plan.reuse = reuse_plan;
+      return;
+    }
+  }
+  if (device.wgmma && cout > kWgmmaMinChannels) {
+    plan.form = GemmForm::kWgmmaGather;
+    plan.block_channels = wgmma_channels_for(cout);
+  } else {
+    plan.form = GemmForm::kMmaGather;
+    plan.block_channels = mma_gather_block_channels(cout);
+  }
+  plan.phase = make_phase_problem(problem, kBlockK, plan.block_channels, output);
+}
+
+}  // namespace
+
+DeviceInfo current_device_info() { return DeviceInfo{wgmma_enabled()}; }
+
+const char* gemm_form_name(GemmForm form) {
+  switch (form) {
+    case GemmForm::kStridedLines:
+      return "strided-lines";
+    case GemmForm::kShiftedWindow:
+      return "shifted-window";
+    case GemmForm::kTapRows:
+      return "tap-rows";
+    case GemmForm::kTapColumns:
+      return "tap-columns";
+    case GemmForm::kWidthReuse:
+      return "width-reuse";
+    case GemmForm::kWgmmaGather:
+      return "wgmma-gather";
+    case GemmForm::kMmaGather:
+      return "mma-gather";
+  }
+  return "?";
+}
+
+int mma_gather_block_channels(int64_t cout) {
+  // Positions on M and three 8-channel tiles for 17-24 channels (no padding to 32),
+  // else 16-channel tiles covering all of a group's target channels up to 64, so the
+  // input gathered into shared memory feeds every channel; wider groups take several
+  // blocks of 64.
+  if (cout > 16 && cout <= 24) return 24;
+  return 16 * static_cast<int>(std::min<int64_t>((cout + 15) / 16, 4));
+}
+
+GemmPlan plan_gemm(const GatherProblem& problem, const DeviceInfo& device,
+                   const GemmOperands& operands, const at::Tensor& output) {
+  GemmPlan plan;
+  // Folding needs the exact rerun, which writes contiguous outputs only, and the
+  // source's own layout.
+  plan.fold = operands.may_fold && !operands.prestaged
+                  ? group_fold(problem.groups, problem.reduce_channels, problem.target_channels)
+                  : 1;
+  plan.folded = problem;
+  plan.folded.groups = problem.groups / plan.fold;
+  plan.folded.reduce_channels = problem.reduce_channels * plan.fold;
+  plan.folded.target_channels = problem.target_channels * plan.fold;
+  // The window forms stage their own copy of the source and take groups unfolded.
+  if (device.wgmma && plan.fold == 1 && !operands.prestaged &&
+      plan_window_forms(plan.folded, operands, output, plan)) {
+    return plan;
+  }
+  plan_gather_forms(plan.folded, device, output, plan);
+  return plan;
+}
+
+bool tap_columns_takes(const GatherProblem& problem, const DeviceInfo& device,
+                       const at::Tensor& output) {
+  if (form_choice(FormSwitch::kTapRows) == FormChoice::kNever || !device.wgmma) return false;
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
+  return plan_tap_columns_if_taken(p, problem.input_gradient).window.columns > 0;
+}
+
+std::string describe(const GemmPlan& plan) {
+  std::ostringstream text;
+  text << gemm_form_name(plan.form);
+  switch (plan.form) {
+    case GemmForm::kStridedLines:
+      text << " (" << plan.strided_lines.width_taps << " width taps x "
+           << plan.strided_lines.channel_block << " channels, " << plan.strided_lines.m_tiles
+           << " m-tiles, " << plan.strided_lines.tiles << " tiles)";
+      break;
+    case GemmForm::kShiftedWindow:
+      text << " (" << plan.window.block_columns << " columns, " << plan.window.slots
+           << " stages)";
+      break;
+    case GemmForm::kTapRows:
+    case GemmForm::kTapColumns:
+      text << " (" << plan.tap_rows.rows_used << " rows"
+           << (plan.tap_rows.raw_quads ? ", unsplit window" : "")
+           << (plan.tap_rows.box_width > 0 ? ", TMA boxes" : "") << ", "
+           << plan.tap_rows.window.block_columns << " columns)";
+      break;
+    case GemmForm::kWidthReuse:
+      text << " (" << plan.block_channels << " channels, " << plan.reuse.taps_per_stage
+           << " taps a stage, " << plan.reuse.slots << " stages)";
+      break;
+    case GemmForm::kWgmmaGather:
+    case GemmForm::kMmaGather:
+      text << " (" << plan.block_channels << " channels a block)";
+      break;
+  }
+  if (plan.fold > 1) text << ", groups folded " << plan.fold << " at a time";
+  return text.str();
+}
+
+}  // namespace ct3d::cuda
