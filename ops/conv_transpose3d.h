@@ -8,6 +8,7 @@
 #include <c10/core/SymIntArrayRef.h>
 
 #include <optional>
+#include <string>
 
 namespace ct3d {
 
@@ -24,6 +25,17 @@ at::Tensor conv_transpose3d_cuda(const at::Tensor& input, const at::Tensor& weig
                                  const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
                                  c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
                                  c10::SymInt groups, c10::SymIntArrayRef dilation);
+
+// ct3d::explain: which path the forward and both gradients take for these arguments,
+// one line each, computing nothing (ops/cpu/explain_cpu.cpp, ops/cuda/explain_cuda.cpp).
+std::string explain_cpu(const at::Tensor& input, const at::Tensor& weight,
+                        const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                        c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                        c10::SymInt groups, c10::SymIntArrayRef dilation);
+std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
+                         const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
+                         c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
+                         c10::SymInt groups, c10::SymIntArrayRef dilation);
 
 // Output shape and dtype only, for fake tensors and torch.compile.
 at::Tensor conv_transpose3d_meta(const at::Tensor& input, const at::Tensor& weight,

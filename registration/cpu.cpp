@@ -9,4 +9,5 @@ TORCH_LIBRARY_IMPL(ct3d, CPU, m) {
   m.impl("conv_transpose3d_input_backward", &ct3d::conv_transpose3d_input_backward_cpu);
   m.impl("conv_transpose3d_weight_backward", &ct3d::conv_transpose3d_weight_backward_cpu);
   m.impl("conv_transpose3d_backward", &ct3d::conv_transpose3d_backward_cpu);
+  m.impl("explain", &ct3d::explain_cpu);
 }

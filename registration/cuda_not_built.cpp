@@ -3,6 +3,8 @@
 // not the dispatcher's "could not run ... with arguments from the 'CUDA' backend".
 #include <torch/library.h>
 
+#include <string>
+
 namespace {
 
 [[noreturn]] void refuse(const char* op) {
@@ -30,10 +32,17 @@ at::Tensor weight_backward(const at::Tensor&, const at::Tensor&, c10::SymIntArra
   refuse("ct3d::conv_transpose3d_weight_backward");
 }
 
+std::string explain(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+                    c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymIntArrayRef, c10::SymInt,
+                    c10::SymIntArrayRef) {
+  refuse("ct3d::explain");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(ct3d, CUDA, m) {
   m.impl("conv_transpose3d", &forward);
   m.impl("conv_transpose3d_input_backward", &input_backward);
   m.impl("conv_transpose3d_weight_backward", &weight_backward);
+  m.impl("explain", &explain);
 }

@@ -20,4 +20,9 @@ TORCH_LIBRARY(ct3d, m) {
       "conv_transpose3d_backward(Tensor grad_output, Tensor input, Tensor weight, "
       "SymInt[3] stride, SymInt[3] padding, SymInt groups, SymInt[3] dilation, "
       "bool[3] output_mask) -> (Tensor, Tensor, Tensor)");
+  // Which path each op takes for the forward's arguments, one line each (ct3d.explain).
+  m.def(
+      "explain(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
+      "SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) "
+      "-> str");
 }

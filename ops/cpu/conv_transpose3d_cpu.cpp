@@ -160,16 +160,14 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
   });
 }
 
-// The input-stationary GEMM form where it multiplies fewer products; it needs ct3d's
-// AVX-512 GEMM. The tests force either (forced_form.h: cpu-gather, cpu-scatter).
-bool use_scatter_forward(const ConvGeometry& geometry) {
+}  // namespace
+
+bool cpu::use_scatter_forward(const ConvGeometry& geometry) {
   if (!cpu::has_avx512()) return false;
   const FormChoice forced = form_choice(FormSwitch::kCpuScatter);
   if (forced != FormChoice::kRule) return forced == FormChoice::kAlways;
   return cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
 }
-
-}  // namespace
 
 at::Tensor conv_transpose3d_cpu(const at::Tensor& input, const at::Tensor& weight,
                                 const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
@@ -199,7 +197,7 @@ at::Tensor conv_transpose3d_cpu(const at::Tensor& input, const at::Tensor& weigh
       const scalar_t* bias_data = args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr;
       if (cpu::use_direct_correlation(geometry)) {
         cpu::direct_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
-      } else if (use_scatter_forward(geometry)) {
+      } else if (cpu::use_scatter_forward(geometry)) {
         cpu::scatter_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
       } else {
         conv_transpose3d_cpu_kernel<scalar_t>(geometry, input5, weight_c, bias_data, output5);

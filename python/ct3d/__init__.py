@@ -74,10 +74,10 @@ library_path: Path = _find_library()
 torch.ops.load_library(str(library_path))
 
 from ct3d import nn  # noqa: E402
-from ct3d.functional import conv_transpose3d  # noqa: E402
+from ct3d.functional import conv_transpose3d, explain  # noqa: E402
 from ct3d.model import Model, conv_transpose3d_module  # noqa: E402
 from ct3d.nn import convert  # noqa: E402
 from ct3d.options import options, set_option  # noqa: E402
 
-__all__ = ["Model", "conv_transpose3d", "conv_transpose3d_module", "convert", "library_path", "nn",
-           "options", "set_option"]
+__all__ = ["Model", "conv_transpose3d", "conv_transpose3d_module", "convert", "explain",
+           "library_path", "nn", "options", "set_option"]

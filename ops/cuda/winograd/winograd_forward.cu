@@ -302,6 +302,14 @@ bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g, const Gather
          implicit_gemm_supports(problem, at::kFloat);
 }
 
+// The engine's problem of a plan: the reduced geometry's forward, on the transformed
+// weights' layout.
+GatherProblem winograd_problem(const WinogradPlan& plan) {
+  GatherProblem problem = forward_gather(plan.reduced);
+  problem.weight = winograd_weight_layout(plan.reduced);
+  return problem;
+}
+
 }  // namespace
 
 bool winograd_pays(const ConvGeometry& geometry) {
@@ -309,20 +317,25 @@ bool winograd_pays(const ConvGeometry& geometry) {
          geometry.out_channels_per_group() >= 64;
 }
 
-bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
-                             const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                             cudaStream_t stream) {
+std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
+                                                  bool output_contiguous) {
   const FormChoice choice = form_choice(FormSwitch::kWinograd);
-  if (choice == FormChoice::kNever || !output.is_contiguous()) return false;
-  if (choice == FormChoice::kRule && !winograd_pays(geometry)) return false;
+  if (choice == FormChoice::kNever || !output_contiguous) return std::nullopt;
+  if (choice == FormChoice::kRule && !winograd_pays(geometry)) return std::nullopt;
   int tile_h = 1, tile_w = 1;
   requested_tiles(geometry, choice, tile_h, tile_w);
   const std::optional<WinogradPlan> plan = plan_winograd(geometry, tile_h, tile_w);
+  if (!plan || !fits_launches(*plan, geometry, winograd_problem(*plan))) return std::nullopt;
+  return plan;
+}
+
+bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
+                             const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                             cudaStream_t stream) {
+  const std::optional<WinogradPlan> plan = plan_winograd_forward(geometry, output.is_contiguous());
   if (!plan) return false;
   // The engine's problem, planned once; a chunk of samples changes only its batch.
-  GatherProblem problem = forward_gather(plan->reduced);
-  problem.weight = winograd_weight_layout(plan->reduced);
-  if (!fits_launches(*plan, geometry, problem)) return false;
+  const GatherProblem problem = winograd_problem(*plan);
 
   // Set by any transform that meets a non-finite value; the direct kernel queued last
   // then recomputes the output exactly (and returns at once when it is not set).
@@ -376,9 +389,7 @@ bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& inp
 
 namespace ct3d::cuda {
 
-bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tensor& grad_output,
-                                    const at::Tensor& weight, at::Tensor& grad_input,
-                                    cudaStream_t stream) {
+std::optional<ConvGeometry> input_gradient_as_forward(const ConvGeometry& geometry) {
   // grad_input[i] = sum over k of grad_output[i - p + k d] w[k]: with stride 1 the
   // transposed convolution of grad_output with the weights flipped, their channels
   // swapped within each group, and padding (k - 1) d - p, whose output extent is the
@@ -391,17 +402,18 @@ bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tens
     const int64_t padding = (d.kernel - 1) * d.dilation - d.padding;
     if (d.stride != 1 || padding < 0 ||
         d.output - (d.kernel - 1) * d.dilation + 2 * d.padding != d.input) {
-      return false;
+      return std::nullopt;
     }
     swapped.dim[i] = DimGeometry{d.output, d.input, d.kernel, 1, padding, d.dilation};
   }
-  const FormChoice choice = form_choice(FormSwitch::kWinograd);
-  if (choice == FormChoice::kNever || (choice == FormChoice::kRule && !winograd_pays(swapped))) {
-    return false;
-  }
-  int tile_h = 1, tile_w = 1;
-  requested_tiles(swapped, choice, tile_h, tile_w);
-  if (!plan_winograd(swapped, tile_h, tile_w)) return false;
+  return swapped;
+}
+
+bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tensor& grad_output,
+                                    const at::Tensor& weight, at::Tensor& grad_input,
+                                    cudaStream_t stream) {
+  const std::optional<ConvGeometry> swapped = input_gradient_as_forward(geometry);
+  if (!swapped || !plan_winograd_forward(*swapped, grad_input.is_contiguous())) return false;
   const int64_t groups = geometry.groups;
   const at::Tensor swapped_weight =
       weight
@@ -412,7 +424,7 @@ bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tens
           .reshape({geometry.out_channels, geometry.in_channels_per_group(), geometry.dim[0].kernel,
                     geometry.dim[1].kernel, geometry.dim[2].kernel})
           .contiguous();
-  return launch_winograd_forward(swapped, grad_output, swapped_weight, at::Tensor(), grad_input,
+  return launch_winograd_forward(*swapped, grad_output, swapped_weight, at::Tensor(), grad_input,
                                  stream);
 }
 

@@ -6,7 +6,10 @@
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
+#include <optional>
+
 #include "ops/common/conv_geometry.h"
+#include "ops/cuda/winograd/winograd_plan.h"
 
 namespace ct3d::cuda {
 
@@ -18,6 +21,15 @@ namespace ct3d::cuda {
 // off, the tests' force_form=winograd on wherever it applies (in both dimensions where
 // both may be transformed); the option winograd_workspace_mib caps the transformed
 // tensors of a chunk of samples (workspace_budget_floats).
+// The plan launch_winograd_forward runs the forward with (its rule, the option winograd
+// and the tests' forced form applied), or nullopt where it does not run it.
+std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
+                                                  bool output_contiguous);
+
+// The input gradient of a stride-1 layer as a forward (weights flipped, channels swapped
+// in each group), or nullopt where it is not one (other strides, output padding).
+std::optional<ConvGeometry> input_gradient_as_forward(const ConvGeometry& geometry);
+
 bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
                              const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                              cudaStream_t stream);
