@@ -13,8 +13,15 @@ constexpr int kMinSlots = 3;
 constexpr int kMaxSlots = 8;
 
 // The width padding of a stride-2 width whose taps are those of dilation 1, or -1: tap
-// k of residue r reads input q + shift with 2 q + r = 2 (q + shift) - padding + k.
+// k of residue r reads input q + shift with 2 q + r = 2 (q + shift) - padding + k. The
+// kernel applies every width tap, so every tap must be in the phases: where the phase
+// plan dropped some (taps that never reach the source), the few left may look like
+// dilation 1 when they are not (dilation 3, padding 8, an output of width 1 kept one
+// tap, and the kernel applied its three neighbours too: 0.56 off; issue 49's call 1802).
 int64_t unit_dilation_padding(const GatherDim& width) {
+  size_t taps = 0;
+  for (const PhaseDimPlan& phase : width.phases) taps += phase.taps.size();
+  if (taps != static_cast<size_t>(width.kernel)) return -1;
   int64_t padding = -1;
   for (int64_t r = 0; r < 2; ++r) {
     const PhaseDimPlan& phase = width.phases[r];
