@@ -29,12 +29,15 @@ std::string winograd_text(const cuda::WinogradPlan& plan) {
 }
 
 // The engine's path for a problem whose source is `source` (as the op passes it:
-// batched, contiguous) and whose target has `target`'s strides.
+// batched, contiguous; a meta tensor stands for one the op allocates, aligned) and whose
+// target has `target`'s strides (a meta tensor: no data is read).
 std::string gemm_text(const cuda::GatherProblem& problem, const at::Tensor& source,
                       const at::Tensor& target, bool may_fold) {
   cuda::GemmOperands operands;
   operands.source_fits_boxes =
-      cuda::source_fits_boxes(source, problem.groups, problem.reduce_channels);
+      source.is_meta()
+          ? source.numel() > 0 && cuda::channels_fit_boxes(problem.groups, problem.reduce_channels)
+          : cuda::source_fits_boxes(source, problem.groups, problem.reduce_channels);
   operands.may_fold = may_fold && target.is_contiguous();
   return cuda::describe(
       cuda::plan_gemm(problem, cuda::current_device_info(), operands, target));

@@ -32,12 +32,16 @@ EncodeTiled encoder() {
 
 }  // namespace
 
-bool source_fits_boxes(const at::Tensor& source, int64_t groups, int64_t channels_per_group) {
+bool channels_fit_boxes(int64_t groups, int64_t channels_per_group) {
   // A stage's box holds 16 channels (8 with two m-tiles): with one group the channels
   // past the source read zero; with more, a box must not reach the next group's.
+  return groups == 1 || channels_per_group % 16 == 0;
+}
+
+bool source_fits_boxes(const at::Tensor& source, int64_t groups, int64_t channels_per_group) {
   return source.scalar_type() == at::kFloat && source.dim() == 5 && source.numel() > 0 &&
          source.is_contiguous() && reinterpret_cast<uintptr_t>(source.const_data_ptr()) % 16 == 0 &&
-         (groups == 1 || channels_per_group % 16 == 0);
+         channels_fit_boxes(groups, channels_per_group);
 }
 
 namespace {

@@ -13,6 +13,10 @@ namespace ct3d::cuda {
 // a multiple of 16 channels per group); the plan checks the rest (plan_window_boxes).
 bool source_fits_boxes(const at::Tensor& source, int64_t groups, int64_t channels_per_group);
 
+// The channels' part of it: what a source the op will allocate (contiguous, aligned)
+// needs; ct3d.explain asks it of sources that exist only as meta tensors.
+bool channels_fit_boxes(int64_t groups, int64_t channels_per_group);
+
 // The map of `source` (N, C, D, H, W contiguous float32) as a 5-D tensor, innermost
 // first (W, H, D, C, N), its boxes box_width x box_lines x 1 x box_channels x 1,
 // out-of-bounds elements read as zero.
