@@ -416,10 +416,11 @@ REGRESSIONS = [
     Call(batch=2, groups=4, cin_g=4, cout_g=4, spatial=[5, 2, 1], kernel=[4, 2, 4],
          stride=[1, 2, 1], padding=[2, 1, 4], output_padding=[0, 1, 0], dilation=[2, 1, 3],
          bias=False, dtype="float64"),
-    # Found by the harness on CUDA (2026-12-05, form cuda-wgrad-wgmma-32, seed 20261205,
-    # call 1802: forward error 1.42 against the GPU's float64 reference, once in about
-    # 48,000 forwards of the same path; not yet replayed; its launch is right on the host,
-    # tests/test_phase_problem.cpp): output width 1 from padding 8.
+    # Found by the harness on CUDA (form cuda-wgrad-wgmma-32, seed 20261205, call 1802),
+    # replayed as a regression call: every form whose forward took strided lines missed
+    # it (0.56). Width dilation 3, padding 8 and an output of width 1 leave one width tap
+    # in the phases, which looked like dilation 1 to the strided-lines plan; the kernel
+    # then applied all four taps as neighbours. The plan now wants every tap present.
     Call(batch=1, groups=1, cin_g=7, cout_g=6, spatial=[1, 3, 4], kernel=[1, 2, 4],
          stride=[3, 3, 2], padding=[0, 0, 8], output_padding=[2, 2, 1], dilation=[2, 2, 3],
          bias=False, dtype="float32", input_layout="sliced", grad_layout="channels_last"),
