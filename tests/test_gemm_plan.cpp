@@ -155,3 +155,37 @@ TEST_CASE("every plan's block channels are a configuration its launcher holds") 
     }
   }
 }
+
+namespace {
+
+// The half plan of the layer's forward; the output allocated (its alignment counts).
+ct3d::cuda::HalfPlan half_plan_of(const Layer& l, bool wgmma) {
+  const ct3d::ConvGeometry g = geometry_of(l);
+  const at::Tensor output =
+      at::empty({l.batch, l.cout, g.dim[0].output, g.dim[1].output, g.dim[2].output},
+                at::TensorOptions().dtype(at::kHalf));
+  return ct3d::cuda::plan_half_gemm(ct3d::cuda::forward_gather(g), ct3d::cuda::DeviceInfo{wgmma},
+                                    output, true);
+}
+
+}  // namespace
+
+TEST_CASE("the half planner: window forms for stride 1, the half gather else, widened before "
+          "Hopper") {
+  using ct3d::cuda::HalfForm;
+  // Stride 1: the shifted window where the float32 form pays (5 width taps), else tap rows.
+  CHECK(half_plan_of(kL1_68, true).form == HalfForm::kShiftedWindow);
+  CHECK(half_plan_of(kL1_70, true).form == HalfForm::kTapRows);
+  // Strided: the half gather above 16 target channels.
+  CHECK(half_plan_of(kL1_73, true).form == HalfForm::kGather);
+  CHECK(half_plan_of(kUnet, true).form == HalfForm::kGather);
+  for (const Layer& l : {kL1_58, kL1_61, kL1_68, kL1_70, kL1_73, kUnet}) {
+    CAPTURE(l.name);
+    CHECK(half_plan_of(l, false).form == HalfForm::kWidened);
+  }
+  // The engine's index limits turn every half form away.
+  const ct3d::ConvGeometry g = geometry_of(kL1_68);
+  CHECK(ct3d::cuda::plan_half_gemm(ct3d::cuda::forward_gather(g), ct3d::cuda::DeviceInfo{true},
+                                   at::empty({1}), false)
+            .form == HalfForm::kWidened);
+}

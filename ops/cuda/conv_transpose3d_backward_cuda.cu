@@ -174,9 +174,8 @@ at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::T
   if (grad_input.numel() == 0 || grad_output.numel() == 0) return at::Tensor();
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  if (!(window && cuda::launch_half_window(problem, g, w, at::Tensor(), grad_input, stream)) &&
-      !(gather && cuda::launch_half_gather(problem, g, w, at::Tensor(), grad_input, stream,
-                                           cuda::backward_staging_budget(g.numel())))) {
+  if (!cuda::launch_half_plan(problem, g, w, at::Tensor(), grad_input, stream,
+                              cuda::backward_staging_budget(g.numel()))) {
     return at::Tensor();
   }
   return grad_input;

@@ -95,10 +95,8 @@ std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args,
   ForwardTensors t = forward_tensors(args, input, weight, bias, input.scalar_type());
   if (t.output.numel() == 0) return t.output;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  if (!(window && cuda::launch_half_window(problem, t.input5, t.weight, t.bias, t.output5,
-                                           stream)) &&
-      !(gather && cuda::launch_half_gather(problem, t.input5, t.weight, t.bias, t.output5,
-                                           stream, cuda::kUnlimitedStaging))) {
+  if (!cuda::launch_half_plan(problem, t.input5, t.weight, t.bias, t.output5, stream,
+                              cuda::kUnlimitedStaging)) {
     return std::nullopt;
   }
   return t.output;

@@ -17,11 +17,10 @@ namespace ct3d::cuda {
 // blocks are 32 channels or more; narrower groups stay on the widened path).
 bool half_gather_may_apply(const GatherProblem& problem);
 
-// As launch_half_window (half_window.h): source and weight contiguous float16 or
-// bfloat16, bias in their dtype or undefined, output in the source's dtype (contiguous or
-// channels-last); staged whole, or in chunks of samples within staging_budget
-// elements. Returns false, having done nothing, where it does not apply.
-bool launch_half_gather(const GatherProblem& problem, const at::Tensor& source,
+// Runs the problem on the half gather (the planner's HalfForm::kGather: gemm_plan.h);
+// tensors as launch_half_plan's (half_window.h), staged whole, or in chunks of samples
+// within staging_budget elements.
+void launch_half_gather(const GatherProblem& problem, const at::Tensor& source,
                         const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                         cudaStream_t stream, int64_t staging_budget);
 

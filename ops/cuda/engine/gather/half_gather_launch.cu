@@ -112,20 +112,15 @@ bool half_gather_may_apply(const GatherProblem& problem) {
          problem.target_channels > 16;
 }
 
-bool launch_half_gather(const GatherProblem& problem, const at::Tensor& source,
+void launch_half_gather(const GatherProblem& problem, const at::Tensor& source,
                         const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                         cudaStream_t stream, int64_t staging_budget) {
-  // The engine's index limits are the same for both element sizes: asked as float32's.
-  if (!half_gather_may_apply(problem) || !implicit_gemm_supports(problem, at::kFloat)) {
-    return false;
-  }
   if (source.scalar_type() == at::kHalf) {
     launch_for_channels<__half>(problem, source, weight, bias, output, stream, staging_budget);
   } else {
     launch_for_channels<__nv_bfloat16>(problem, source, weight, bias, output, stream,
                                        staging_budget);
   }
-  return true;
 }
 
 }  // namespace ct3d::cuda

@@ -133,7 +133,76 @@ void plan_gather_forms(const GatherProblem& problem, const DeviceInfo& device,
   plan.phase = make_phase_problem(problem, kBlockK, plan.block_channels, output);
 }
 
+// Whether every output line starts at a 16-byte boundary (unit width stride, every
+// other stride a multiple of 8 half values, an aligned base): the parked epilogue's
+// condition. Elsewhere it stores most pieces value by value and was 6-8 % slower than
+// the direct epilogue (L1-61 and L1-68, lines of 66 and 68 outputs).
+bool output_lines_aligned(const PhaseProblem& p, const at::Tensor& output) {
+  return p.output_stride[2] == 1 &&
+         (p.output_stride[1] | p.output_stride[0] | p.output_channel_stride |
+          p.output_batch_stride) % 8 == 0 &&
+         reinterpret_cast<uintptr_t>(output.const_data_ptr()) % 16 == 0;
+}
+
+// The half shifted window, where it applies (and, with only_where_float_pays, where the
+// float32 form pays): blocks of 128 target channels where they apply (the padded
+// channels a multiple of 128, three stages in shared memory), else of 64; room for the
+// parked epilogue where the output lines are aligned (else the epilogue stores from the
+// accumulators). Both measured faster where they apply (KERNEL_LOG, the half window).
+bool plan_half_shifted_window(const GatherProblem& problem, const at::Tensor& output,
+                              bool only_where_float_pays, HalfPlan& plan) {
+  if (form_choice(FormSwitch::kShiftedWindow) == FormChoice::kNever) return false;
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
+  if (only_where_float_pays && !shifted_window_pays(p, false)) return false;
+  const bool parked = output_lines_aligned(p, output);
+  ShiftedWindowPlan window = plan_shifted_window(p, true, kWindowMaxMTiles, parked);
+  if (window.columns == 0) window = plan_shifted_window(p, true, 1, parked);
+  if (window.columns == 0) return false;
+  plan.form = HalfForm::kShiftedWindow;
+  plan.phase = p;
+  plan.window = window;
+  return true;
+}
+
+bool plan_half_tap_rows(const GatherProblem& problem, const at::Tensor& output, HalfPlan& plan) {
+  if (form_choice(FormSwitch::kTapRows) == FormChoice::kNever) return false;
+  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
+  const TapRowsPlan rows = plan_tap_rows(p, true);
+  if (rows.window.columns == 0) return false;
+  plan.form = HalfForm::kTapRows;
+  plan.phase = p;
+  plan.tap_rows = rows;
+  return true;
+}
+
 }  // namespace
+
+HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
+                        const at::Tensor& output, bool within_limits) {
+  HalfPlan plan;
+  plan.problem = problem;
+  if (!device.wgmma || !within_limits) return plan;
+  bool one_phase = true;
+  for (const GatherDim& dim : problem.dim) one_phase = one_phase && dim.phases.size() == 1;
+  if (one_phase && form_choice(FormSwitch::kHalfWindow) != FormChoice::kNever) {
+    // The float32 forward's order: the shifted window where it pays (or wherever it
+    // applies, where the tests force it), else the tap-rows form; then the shifted
+    // window wherever it applies, since the alternative here is the widened float32
+    // path, not another half mainloop.
+    const bool window_first = form_choice(FormSwitch::kShiftedWindow) == FormChoice::kAlways;
+    if (plan_half_shifted_window(problem, output, !window_first, plan) ||
+        plan_half_tap_rows(problem, output, plan) ||
+        plan_half_shifted_window(problem, output, false, plan)) {
+      return plan;
+    }
+  }
+  // The half gather's blocks are 32 channels or more: narrower groups stay widened.
+  if (form_choice(FormSwitch::kHalfGather) != FormChoice::kNever &&
+      problem.target_channels > 16) {
+    plan.form = HalfForm::kGather;
+  }
+  return plan;
+}
 
 DeviceInfo current_device_info() { return DeviceInfo{wgmma_enabled()}; }
 

@@ -82,6 +82,25 @@ bool tap_columns_takes(const GatherProblem& problem, const DeviceInfo& device,
 // One line: the form, its tiles and the fold, as ct3d.explain prints it.
 std::string describe(const GemmPlan& plan);
 
+// The float16 / bfloat16 forms (one half wgmma per multiply-add into float32), or
+// kWidened: none takes the problem, and the op widens it to the float32 engine.
+enum class HalfForm { kWidened, kShiftedWindow, kTapRows, kGather };
+
+struct HalfPlan {
+  HalfForm form = HalfForm::kWidened;
+  GatherProblem problem;
+  PhaseProblem phase{};  // the window forms' (the gather plans its own)
+  ShiftedWindowPlan window;
+  TapRowsPlan tap_rows;
+};
+
+// The plan of a float16 / bfloat16 problem (groups unfolded; the forward, or the input
+// gradient with its roles swapped) whose target is `output` as allocated (the window's
+// parked epilogue wants its lines 16-byte aligned). within_limits: the engine's index
+// limits hold (implicit_gemm_supports, asked as float32's: the same for both sizes).
+HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
+                        const at::Tensor& output, bool within_limits);
+
 // The mma.sync gather's block channels for a folded group's target channels.
 int mma_gather_block_channels(int64_t cout);
 

@@ -14,14 +14,17 @@ namespace ct3d::cuda {
 
 // Whether the half form may apply, checked before anything is allocated: not turned off
 // (forced_form.h: half-gather, half-widened), wgmma available, one stride phase in every
-// dimension. The kernels' plans may still turn a problem away (launch_half_window).
+// dimension. The kernels' plans may still turn a problem away (plan_half_gemm).
 bool half_window_may_apply(const GatherProblem& problem);
 
-// source, weight: contiguous float16 or bfloat16 (the same); bias: contiguous in their
-// dtype, or undefined; output: the source's dtype, contiguous or channels-last. Returns
-// false, having done nothing, where neither kernel applies.
-bool launch_half_window(const GatherProblem& problem, const at::Tensor& source,
-                        const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                        cudaStream_t stream);
+// Runs the problem on the half form the planner picks (plan_half_gemm: the shifted
+// window, its tap-rows form or the half gather) and returns true; returns false, having
+// done nothing, where it picks none (the op then widens to float32). source, weight:
+// contiguous float16 or bfloat16 (the same); bias: contiguous in their dtype, or
+// undefined; output: the source's dtype, contiguous or channels-last. staging_budget:
+// the half gather's chunks of samples (staging.h).
+bool launch_half_plan(const GatherProblem& problem, const at::Tensor& source,
+                      const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                      cudaStream_t stream, int64_t staging_budget);
 
 }  // namespace ct3d::cuda

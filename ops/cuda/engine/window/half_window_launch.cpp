@@ -1,4 +1,6 @@
+#include "ops/cuda/engine/gather/half_gather.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/window/half_window.h"
 #include "ops/cuda/engine/window/shifted_window.h"
@@ -17,22 +19,26 @@ bool half_window_may_apply(const GatherProblem& problem) {
   return true;
 }
 
-bool launch_half_window(const GatherProblem& problem, const at::Tensor& source,
-                        const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                        cudaStream_t stream) {
+bool launch_half_plan(const GatherProblem& problem, const at::Tensor& source,
+                      const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                      cudaStream_t stream, int64_t staging_budget) {
   // The engine's index limits are the same for both element sizes: asked as float32's.
-  if (!half_window_may_apply(problem) || !implicit_gemm_supports(problem, at::kFloat)) {
-    return false;
+  const HalfPlan plan = plan_half_gemm(problem, current_device_info(), output,
+                                       implicit_gemm_supports(problem, at::kFloat));
+  switch (plan.form) {
+    case HalfForm::kShiftedWindow:
+      launch_half_shifted_window(plan, source, weight, bias, output, stream);
+      return true;
+    case HalfForm::kTapRows:
+      launch_half_tap_rows(plan, source, weight, bias, output, stream);
+      return true;
+    case HalfForm::kGather:
+      launch_half_gather(problem, source, weight, bias, output, stream, staging_budget);
+      return true;
+    case HalfForm::kWidened:
+      return false;
   }
-  // The float32 forward's order: the shifted-window GEMM where it pays (or wherever it
-  // applies, where the tests force it), else the tap-rows form; then the
-  // shifted-window GEMM wherever it applies, since the alternative here is the widened
-  // float32 path, not another half mainloop.
-  const bool window_first = form_choice(FormSwitch::kShiftedWindow) == FormChoice::kAlways;
-  return launch_half_shifted_window(problem, source, weight, bias, output, stream,
-                                    !window_first) ||
-         launch_half_tap_rows(problem, source, weight, bias, output, stream) ||
-         launch_half_shifted_window(problem, source, weight, bias, output, stream, false);
+  return false;
 }
 
 }  // namespace ct3d::cuda

@@ -15,14 +15,11 @@ void launch_shifted_window(const GemmPlan& plan, const at::Tensor& source,
                            const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                            cudaStream_t stream, int64_t staging_budget_floats);
 
-// The forward of float16 or bfloat16 tensors (contiguous source, weight and bias in
-// one dtype; no bias: undefined; output in the source's dtype, groups not folded) on the
-// shifted-window GEMM's half form (window_operands.cuh), where it applies (and, with
-// only_where_float_pays, where the float32 form pays); false, having done nothing,
-// elsewhere.
-bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& source,
+// Runs a plan of the half shifted window (gemm_plan.h: plan_half_gemm): source, weight
+// contiguous float16 or bfloat16 (the same), bias in their dtype or undefined, output in
+// the source's dtype.
+void launch_half_shifted_window(const HalfPlan& plan, const at::Tensor& source,
                                 const at::Tensor& weight, const at::Tensor& bias,
-                                at::Tensor& output, cudaStream_t stream,
-                                bool only_where_float_pays);
+                                at::Tensor& output, cudaStream_t stream);
 
 }  // namespace ct3d::cuda

@@ -9,14 +9,11 @@
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
-#include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/staging/half_window_weights.h"
 #include "ops/cuda/engine/staging/weight_packing.h"
 #include "ops/cuda/engine/window/shifted_window.h"
 #include "ops/cuda/engine/window/wgmma_shifted_window_kernel.cuh"
 #include "ops/cuda/engine/window/window_chunks.h"
-#include "ops/cuda/engine/window/window_form_rule.h"
-#include "ops/options/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -99,28 +96,6 @@ void launch_half_columns(const GatherProblem& problem, const PhaseProblem& p,
   }
 }
 
-// Whether every output line starts at a 16-byte boundary (unit width stride, every
-// other stride a multiple of 8 half values, an aligned base): the parked epilogue's
-// condition. Elsewhere it stores most pieces value by value and was 6-8 % slower than
-// the direct epilogue (L1-61 and L1-68, lines of 66 and 68 outputs).
-bool output_lines_aligned(const PhaseProblem& p, const at::Tensor& output) {
-  return p.output_stride[2] == 1 &&
-         (p.output_stride[1] | p.output_stride[0] | p.output_channel_stride |
-          p.output_batch_stride) % 8 == 0 &&
-         reinterpret_cast<uintptr_t>(output.data_ptr()) % 16 == 0;
-}
-
-// The half form's plan: blocks of 128 target channels where they apply (the padded
-// channels a multiple of 128, three stages in shared memory), else of 64; room for the
-// parked epilogue where the output lines are aligned (else the epilogue stores from the
-// accumulators). Both measured faster where they apply (KERNEL_LOG, the half window).
-ShiftedWindowPlan plan_half_shifted_window(const PhaseProblem& p, const at::Tensor& output) {
-  const bool parked = output_lines_aligned(p, output);
-  const ShiftedWindowPlan plan = plan_shifted_window(p, true, kWindowMaxMTiles, parked);
-  if (plan.columns != 0) return plan;
-  return plan_shifted_window(p, true, 1, parked);
-}
-
 }  // namespace
 
 void launch_shifted_window(const GemmPlan& gemm_plan, const at::Tensor& source,
@@ -144,17 +119,13 @@ void launch_shifted_window(const GemmPlan& gemm_plan, const at::Tensor& source,
   }
 }
 
-bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& source,
+void launch_half_shifted_window(const HalfPlan& half_plan, const at::Tensor& source,
                                 const at::Tensor& weight, const at::Tensor& bias,
-                                at::Tensor& output, cudaStream_t stream,
-                                bool only_where_float_pays) {
-  if (form_choice(FormSwitch::kShiftedWindow) == FormChoice::kNever || !wgmma_enabled()) {
-    return false;
-  }
-  const PhaseProblem p = make_phase_problem(problem, kBlockK, kWindowBlockChannels, output);
-  if (only_where_float_pays && !shifted_window_pays(p, false)) return false;
-  const ShiftedWindowPlan plan = plan_half_shifted_window(p, output);
-  if (plan.columns == 0) return false;
+                                at::Tensor& output, cudaStream_t stream) {
+  TORCH_INTERNAL_ASSERT(half_plan.form == HalfForm::kShiftedWindow);
+  const GatherProblem& problem = half_plan.problem;
+  const PhaseProblem& p = half_plan.phase;
+  const ShiftedWindowPlan& plan = half_plan.window;
   const HalfPackedWeights packed =
       pack_half_window_weights(problem, p, p.cout_padded, 0, 1, weight, bias, stream);
   if (source.scalar_type() == at::kHalf) {
@@ -164,7 +135,6 @@ bool launch_half_shifted_window(const GatherProblem& problem, const at::Tensor& 
     launch_half_columns<__nv_bfloat16>(problem, p, plan, source, packed.weights, packed.bias,
                                        output, stream);
   }
-  return true;
 }
 
 }  // namespace ct3d::cuda

@@ -15,10 +15,9 @@ void launch_tap_rows(const GemmPlan& plan, const at::Tensor& source, const at::T
                      const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
                      int64_t staging_budget_floats);
 
-// The forward of float16 or bfloat16 tensors (as launch_half_shifted_window's) on the
-// tap-rows form's half form (window_operands.cuh), where it applies; false, having
-// done nothing, elsewhere.
-bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,
+// Runs a plan of the half tap-rows form (gemm_plan.h: plan_half_gemm); tensors as
+// launch_half_shifted_window's.
+void launch_half_tap_rows(const HalfPlan& plan, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream);
 

@@ -11,14 +11,12 @@
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/gather/implicit_gemm_layout.cuh"
-#include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/staging/half_window_weights.h"
 #include "ops/cuda/engine/staging/tap_row_weights.cuh"
 #include "ops/cuda/engine/window/tap_rows.h"
 #include "ops/cuda/engine/window/wgmma_tap_rows_kernel.cuh"
 #include "ops/cuda/engine/window/window_chunks.h"
 #include "ops/cuda/engine/window/window_tensor_map.h"
-#include "ops/options/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -250,15 +248,13 @@ void launch_tap_rows(const GemmPlan& gemm_plan, const at::Tensor& source,
   }
 }
 
-bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source,
+void launch_half_tap_rows(const HalfPlan& half_plan, const at::Tensor& source,
                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
                           cudaStream_t stream) {
-  if (form_choice(FormSwitch::kTapRows) == FormChoice::kNever || !wgmma_enabled()) {
-    return false;
-  }
-  const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
-  const TapRowsPlan plan = plan_tap_rows(p, true);
-  if (plan.window.columns == 0) return false;
+  TORCH_INTERNAL_ASSERT(half_plan.form == HalfForm::kTapRows);
+  const GatherProblem& problem = half_plan.problem;
+  const PhaseProblem& p = half_plan.phase;
+  const TapRowsPlan& plan = half_plan.tap_rows;
   const HalfPackedWeights packed =
       pack_half_window_weights(problem, p, 64 * plan.halves, plan.channel_pitch,
                                tap_rows_stage_steps(plan.halves, true), weight, bias, stream);
@@ -269,7 +265,6 @@ bool launch_half_tap_rows(const GatherProblem& problem, const at::Tensor& source
     launch_configuration<HalfOperands<__nv_bfloat16>>(
         problem, p, plan, source, packed.weights, packed.bias, output, stream, kUnlimitedStaging);
   }
-  return true;
 }
 
 }  // namespace ct3d::cuda
