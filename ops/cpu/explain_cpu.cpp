@@ -1,6 +1,6 @@
 // ct3d::explain on the CPU: which form each op takes for a layer's tensors (the rules of
 // conv_transpose3d_cpu.cpp and conv_transpose3d_backward_cpu.cpp), computing nothing.
-#include <sstream>
+#include <string>
 
 #include "ops/common/conv_geometry.h"
 #include "ops/common/conv_transpose3d_args.h"
@@ -20,17 +20,14 @@ std::string explain_cpu(const at::Tensor& input, const at::Tensor& weight,
   const ConvGeometry geometry = geometry_of(args);
   const bool direct = cpu::use_direct_correlation(geometry);
   const char* gemm = cpu::has_avx512() ? "ct3d's AVX-512 GEMM" : "BLAS";
-  std::ostringstream text;
-  text << "forward: "
-       << (direct                                 ? "direct correlation"
-           : cpu::use_scatter_forward(geometry) ? "input-stationary (scatter) GEMM"
-                                                : "output-stationary (gather) GEMM")
-       << (direct ? "" : std::string(" on ") + gemm) << "\n";
-  text << "input gradient: "
-       << (direct ? std::string("direct correlation") : std::string("shifted GEMM on ") + gemm)
-       << "\n";
-  text << "weight gradient: shifted GEMM on " << gemm << "\n";
-  return text.str();
+  // Text by concatenation, not iostreams (ops/common/error_message.h says why).
+  const std::string forward = direct                               ? "direct correlation"
+                              : cpu::use_scatter_forward(geometry) ? "input-stationary (scatter) GEMM"
+                                                                   : "output-stationary (gather) GEMM";
+  return "forward: " + forward + (direct ? "" : std::string(" on ") + gemm) +
+         "\ninput gradient: " +
+         (direct ? std::string("direct correlation") : std::string("shifted GEMM on ") + gemm) +
+         "\nweight gradient: shifted GEMM on " + gemm + "\n";
 }
 
 }  // namespace ct3d

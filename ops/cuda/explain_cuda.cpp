@@ -6,7 +6,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 
-#include <sstream>
+#include <string>
 
 #include "ops/common/conv_geometry.h"
 #include "ops/common/conv_transpose3d_args.h"
@@ -22,10 +22,10 @@ namespace ct3d {
 namespace {
 
 std::string winograd_text(const cuda::WinogradPlan& plan) {
-  std::ostringstream text;
-  text << "winograd (F(" << plan.dim[0].tile << ", " << plan.dim[0].kernel << ") x F("
-       << plan.dim[1].tile << ", " << plan.dim[1].kernel << ") around the engine's GEMM)";
-  return text.str();
+  using std::to_string;
+  return "winograd (F(" + to_string(plan.dim[0].tile) + ", " + to_string(plan.dim[0].kernel) +
+         ") x F(" + to_string(plan.dim[1].tile) + ", " + to_string(plan.dim[1].kernel) +
+         ") around the engine's GEMM)";
 }
 
 // The engine's path for a problem whose source is `source` (as the op passes it:
@@ -52,12 +52,12 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
                                                                output_padding, groups, dilation);
   const c10::cuda::CUDAGuard device_guard(input.device());
-  std::ostringstream text;
+  // Text by concatenation, not iostreams (ops/common/error_message.h says why).
+  std::string text;
   if (is_reduced_precision(input)) {
-    text << "forward, gradients: " << input.scalar_type()
-         << " takes the engine's half forms where they apply (chosen in their launchers, "
-            "not yet by the planner), else float32 on widened operands\n";
-    return text.str();
+    return "forward, gradients: " + std::string(c10::toString(input.scalar_type())) +
+           " takes the engine's half forms where they apply (plan_half_gemm, which needs the "
+           "allocated output; not printed yet), else float32 on widened operands\n";
   }
   const ConvGeometry geometry = geometry_of(args);
   const bool float32 = input.scalar_type() == at::kFloat;
@@ -71,43 +71,42 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
   const at::Tensor grad_input = at::empty(input5.sizes(), meta);
 
   const cuda::GatherProblem forward = cuda::forward_gather(geometry);
-  text << "forward: ";
+  text += "forward: ";
   if (output.numel() == 0) {
-    text << "nothing to compute";
+    text += "nothing to compute";
   } else if (!cuda::implicit_gemm_supports(forward, input.scalar_type())) {
-    text << "direct kernel (" << (float32 ? "past the engine's limits" : "float64") << ")";
+    text += float32 ? "direct kernel (past the engine's limits)" : "direct kernel (float64)";
   } else if (const auto plan = cuda::plan_winograd_forward(geometry, output.is_contiguous())) {
-    text << winograd_text(*plan);
+    text += winograd_text(*plan);
   } else {
-    text << gemm_text(forward, input5, output, true);
+    text += gemm_text(forward, input5, output, true);
   }
 
   const cuda::GatherProblem backward = cuda::input_gradient_gather(geometry);
-  text << "\ninput gradient: ";
+  text += "\ninput gradient: ";
   if (grad_input.numel() == 0 || output.numel() == 0) {
-    text << "nothing to compute";
+    text += "nothing to compute";
   } else if (!cuda::implicit_gemm_supports(backward, input.scalar_type())) {
-    text << "direct kernel (" << (float32 ? "past the engine's limits" : "float64") << ")";
+    text += float32 ? "direct kernel (past the engine's limits)" : "direct kernel (float64)";
   } else if (const auto swapped = cuda::input_gradient_as_forward(geometry);
              swapped && cuda::plan_winograd_forward(*swapped, true)) {
-    text << winograd_text(*cuda::plan_winograd_forward(*swapped, true));
+    text += winograd_text(*cuda::plan_winograd_forward(*swapped, true));
   } else {
-    text << gemm_text(backward, grad_output, grad_input, false);
+    text += gemm_text(backward, grad_output, grad_input, false);
   }
 
   const cuda::WeightGradientPlan wgrad = cuda::plan_weight_gradient(geometry);
-  text << "\nweight gradient: ";
+  text += "\nweight gradient: ";
   if (weight.numel() == 0 || output.numel() == 0) {
-    text << "nothing to compute";
+    text += "nothing to compute";
   } else if (!cuda::weight_gradient_supports(wgrad, input.scalar_type())) {
-    text << "direct kernel (" << (float32 ? "past the engine's limits" : "float64") << ")";
+    text += float32 ? "direct kernel (past the engine's limits)" : "direct kernel (float64)";
   } else {
-    text << "the weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
+    text += "the weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
             "planner)";
-    if (wgrad.fold > 1) text << ", groups folded " << wgrad.fold << " at a time";
+    if (wgrad.fold > 1) text += ", groups folded " + std::to_string(wgrad.fold) + " at a time";
   }
-  text << "\n";
-  return text.str();
+  return text + "\n";
 }
 
 }  // namespace ct3d

@@ -1,7 +1,7 @@
 #include "ops/cuda/engine/planner/gemm_plan.h"
 
 #include <algorithm>
-#include <sstream>
+#include <string>
 
 #include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/problem/block_k.h"
@@ -264,36 +264,40 @@ bool tap_columns_takes(const GatherProblem& problem, const DeviceInfo& device,
 }
 
 std::string describe(const GemmPlan& plan) {
-  std::ostringstream text;
-  text << gemm_form_name(plan.form);
+  // Text by concatenation, not iostreams: formatting an integer through a stream crashed
+  // the device image's Python process (ops/common/error_message.h).
+  using std::to_string;
+  std::string text = gemm_form_name(plan.form);
   switch (plan.form) {
     case GemmForm::kStridedLines:
-      text << " (" << plan.strided_lines.width_taps << " width taps x "
-           << plan.strided_lines.channel_block << " channels, " << plan.strided_lines.m_tiles
-           << " m-tiles, " << plan.strided_lines.tiles << " tiles)";
+      text += " (" + to_string(plan.strided_lines.width_taps) + " width taps x " +
+              to_string(plan.strided_lines.channel_block) + " channels, " +
+              to_string(plan.strided_lines.m_tiles) + " m-tiles, " +
+              to_string(plan.strided_lines.tiles) + " tiles)";
       break;
     case GemmForm::kShiftedWindow:
-      text << " (" << plan.window.block_columns << " columns, " << plan.window.slots
-           << " stages)";
+      text += " (" + to_string(plan.window.block_columns) + " columns, " +
+              to_string(plan.window.slots) + " stages)";
       break;
     case GemmForm::kTapRows:
     case GemmForm::kTapColumns:
-      text << " (" << plan.tap_rows.rows_used << " rows"
-           << (plan.tap_rows.raw_quads ? ", unsplit window" : "")
-           << (plan.tap_rows.box_width > 0 ? ", TMA boxes" : "") << ", "
-           << plan.tap_rows.window.block_columns << " columns)";
+      text += " (" + to_string(plan.tap_rows.rows_used) + " rows" +
+              (plan.tap_rows.raw_quads ? ", unsplit window" : "") +
+              (plan.tap_rows.box_width > 0 ? ", TMA boxes" : "") + ", " +
+              to_string(plan.tap_rows.window.block_columns) + " columns)";
       break;
     case GemmForm::kWidthReuse:
-      text << " (" << plan.block_channels << " channels, " << plan.reuse.taps_per_stage
-           << " taps a stage, " << plan.reuse.slots << " stages)";
+      text += " (" + to_string(plan.block_channels) + " channels, " +
+              to_string(plan.reuse.taps_per_stage) + " taps a stage, " +
+              to_string(plan.reuse.slots) + " stages)";
       break;
     case GemmForm::kWgmmaGather:
     case GemmForm::kMmaGather:
-      text << " (" << plan.block_channels << " channels a block)";
+      text += " (" + to_string(plan.block_channels) + " channels a block)";
       break;
   }
-  if (plan.fold > 1) text << ", groups folded " << plan.fold << " at a time";
-  return text.str();
+  if (plan.fold > 1) text += ", groups folded " + to_string(plan.fold) + " at a time";
+  return text;
 }
 
 }  // namespace ct3d::cuda
