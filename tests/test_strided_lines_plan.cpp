@@ -95,6 +95,9 @@ TEST_CASE("strided lines: the forwards the plan takes", "[strided_lines]") {
   // width 1 from padding 8): not taken (the harness's call 1802, 0.56 off before).
   CHECK(plan_of({1, 7, 6, {1, 3, 4}, {1, 2, 4}, {3, 3, 2}, {0, 0, 8}, {2, 2, 1}, {2, 2, 3}})
             .plan.width_taps == 0);
+  // The same on another draw (call 1841 of cuda-wgrad-wgmma-16, 1.82 off).
+  CHECK(plan_of({1, 6, 2, {1, 1, 4}, {3, 4, 4}, {2, 3, 2}, {3, 0, 8}, {2, 1, 1}, {3, 1, 3}})
+            .plan.width_taps == 0);
 }
 
 TEST_CASE("strided lines: chains over 512 reductions flush every 256", "[strided_lines]") {
