@@ -73,3 +73,9 @@ def test_explain_on_cuda_names_every_op():
     elif capability >= (8, 0):
         assert paths["forward"].startswith("mma-gather")
     assert "direct kernel" in lines(ct3d.explain(x.double(), w.double(), None, 1))["forward"]
+    half = lines(ct3d.explain(x.half(), w.half(), None, 1))
+    if capability >= (9, 0):
+        # Stride 1, 24 target channels: the half tap-rows form (plan_half_gemm).
+        assert half["forward"].startswith("half tap-rows")
+    else:
+        assert half["forward"].startswith("widened to float32: mma-gather")

@@ -1,8 +1,7 @@
-// ct3d::explain on CUDA: which path each op takes for a layer's tensors, as the planner
-// decides it (engine/planner/gemm_plan.h), without computing anything. The float32
-// forward and input gradient come from the planner; float16 and bfloat16 choose their
-// half forms in their launchers (engine/window/half_window.h, engine/gather/half_gather.h),
-// which the planner does not hold yet.
+// ct3d::explain on CUDA: which path each op takes for a layer's tensors, as the planners
+// decide it (engine/planner/gemm_plan.h: plan_gemm, plan_half_gemm; Winograd's
+// plan_winograd_forward), without computing anything. The weight gradient's mainloop is
+// still chosen in its launcher.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -43,6 +42,24 @@ std::string gemm_text(const cuda::GatherProblem& problem, const at::Tensor& sour
       cuda::plan_gemm(problem, cuda::current_device_info(), operands, target));
 }
 
+// The path of the forward or the input gradient (`problem`), float32 or half, where
+// the engine takes it: the half forms' plan, else Winograd's where `winograd` holds
+// a plan for it (float32 operands only), else the GEMM's.
+std::string engine_text(const cuda::GatherProblem& problem, bool half,
+                        const std::optional<cuda::WinogradPlan>& winograd,
+                        const at::Tensor& source, const at::Tensor& target, bool may_fold) {
+  if (half) {
+    const cuda::HalfPlan plan =
+        cuda::plan_half_gemm(problem, cuda::current_device_info(), target, true);
+    if (plan.form != cuda::HalfForm::kWidened) return cuda::describe(plan);
+    cuda::GatherProblem widened = problem;
+    widened.operands_exact_in_tf32 = true;
+    return "widened to float32: " + gemm_text(widened, source, target, may_fold);
+  }
+  if (winograd) return winograd_text(*winograd);
+  return gemm_text(problem, source, target, may_fold);
+}
+
 }  // namespace
 
 std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
@@ -52,16 +69,16 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
   const ConvTranspose3dArgs args = check_conv_transpose3d_args(input, weight, bias, stride, padding,
                                                                output_padding, groups, dilation);
   const c10::cuda::CUDAGuard device_guard(input.device());
-  // Text by concatenation, not iostreams (ops/common/error_message.h says why).
-  std::string text;
-  if (is_reduced_precision(input)) {
-    return "forward, gradients: " + std::string(c10::toString(input.scalar_type())) +
-           " takes the engine's half forms where they apply (plan_half_gemm, which needs the "
-           "allocated output; not printed yet), else float32 on widened operands\n";
-  }
   const ConvGeometry geometry = geometry_of(args);
-  const bool float32 = input.scalar_type() == at::kFloat;
-  // The tensors' layouts as the ops make them; meta tensors give the strides.
+  const bool half = is_reduced_precision(input);
+  // float64 runs the direct kernels; the engine's limits are float32's for every dtype
+  // it takes.
+  const at::ScalarType engine_dtype = half ? at::kFloat : input.scalar_type();
+  const char* direct = input.scalar_type() == at::kDouble
+                           ? "direct kernel (float64)"
+                           : "direct kernel (past the engine's limits)";
+  // The tensors' layouts as the ops make them; meta tensors give the strides (and stand
+  // for the outputs the ops allocate).
   const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::TensorOptions meta = input.options().device(at::kMeta);
   at::Tensor output = at::empty_symint(
@@ -69,40 +86,43 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
   if (!args.batched) output = output.unsqueeze(0);
   const at::Tensor grad_output = at::empty(output.sizes(), meta);  // contiguous
   const at::Tensor grad_input = at::empty(input5.sizes(), meta);
-
+  // Text by concatenation, not iostreams (ops/common/error_message.h says why).
+  std::string text = "forward: ";
   const cuda::GatherProblem forward = cuda::forward_gather(geometry);
-  text += "forward: ";
   if (output.numel() == 0) {
     text += "nothing to compute";
-  } else if (!cuda::implicit_gemm_supports(forward, input.scalar_type())) {
-    text += float32 ? "direct kernel (past the engine's limits)" : "direct kernel (float64)";
-  } else if (const auto plan = cuda::plan_winograd_forward(geometry, output.is_contiguous())) {
-    text += winograd_text(*plan);
+  } else if (!cuda::implicit_gemm_supports(forward, engine_dtype)) {
+    text += direct;
   } else {
-    text += gemm_text(forward, input5, output, true);
+    text += engine_text(forward, half, cuda::plan_winograd_forward(geometry, output.is_contiguous()),
+                        input5, output, true);
   }
 
-  const cuda::GatherProblem backward = cuda::input_gradient_gather(geometry);
   text += "\ninput gradient: ";
+  const cuda::GatherProblem backward = cuda::input_gradient_gather(geometry);
+  const std::optional<ConvGeometry> swapped = cuda::input_gradient_as_forward(geometry);
   if (grad_input.numel() == 0 || output.numel() == 0) {
     text += "nothing to compute";
-  } else if (!cuda::implicit_gemm_supports(backward, input.scalar_type())) {
-    text += float32 ? "direct kernel (past the engine's limits)" : "direct kernel (float64)";
-  } else if (const auto swapped = cuda::input_gradient_as_forward(geometry);
-             swapped && cuda::plan_winograd_forward(*swapped, true)) {
-    text += winograd_text(*cuda::plan_winograd_forward(*swapped, true));
+  } else if (!cuda::implicit_gemm_supports(backward, engine_dtype)) {
+    text += direct;
   } else {
-    text += gemm_text(backward, grad_output, grad_input, false);
+    text += engine_text(backward, half,
+                        swapped ? cuda::plan_winograd_forward(*swapped, true) : std::nullopt,
+                        grad_output, grad_input, false);
   }
 
-  const cuda::WeightGradientPlan wgrad = cuda::plan_weight_gradient(geometry);
   text += "\nweight gradient: ";
+  const cuda::WeightGradientPlan wgrad = cuda::plan_weight_gradient(geometry);
   if (weight.numel() == 0 || output.numel() == 0) {
     text += "nothing to compute";
-  } else if (!cuda::weight_gradient_supports(wgrad, input.scalar_type())) {
-    text += float32 ? "direct kernel (past the engine's limits)" : "direct kernel (float64)";
+  } else if (half && cuda::half_weight_gradient_may_apply(wgrad)) {
+    text += "the half weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
+            "planner)";
+  } else if (!cuda::weight_gradient_supports(wgrad, engine_dtype)) {
+    text += direct;
   } else {
-    text += "the weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
+    text += std::string(half ? "widened to float32: " : "") +
+            "the weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
             "planner)";
     if (wgrad.fold > 1) text += ", groups folded " + std::to_string(wgrad.fold) + " at a time";
   }

@@ -136,12 +136,13 @@ void plan_gather_forms(const GatherProblem& problem, const DeviceInfo& device,
 // Whether every output line starts at a 16-byte boundary (unit width stride, every
 // other stride a multiple of 8 half values, an aligned base): the parked epilogue's
 // condition. Elsewhere it stores most pieces value by value and was 6-8 % slower than
-// the direct epilogue (L1-61 and L1-68, lines of 66 and 68 outputs).
+// the direct epilogue (L1-61 and L1-68, lines of 66 and 68 outputs). A meta tensor
+// stands for an output the op will allocate, which the caching allocator aligns.
 bool output_lines_aligned(const PhaseProblem& p, const at::Tensor& output) {
   return p.output_stride[2] == 1 &&
          (p.output_stride[1] | p.output_stride[0] | p.output_channel_stride |
           p.output_batch_stride) % 8 == 0 &&
-         reinterpret_cast<uintptr_t>(output.const_data_ptr()) % 16 == 0;
+         (output.is_meta() || reinterpret_cast<uintptr_t>(output.const_data_ptr()) % 16 == 0);
 }
 
 // The half shifted window, where it applies (and, with only_where_float_pays, where the
@@ -202,6 +203,24 @@ HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
     plan.form = HalfForm::kGather;
   }
   return plan;
+}
+
+std::string describe(const HalfPlan& plan) {
+  using std::to_string;
+  switch (plan.form) {
+    case HalfForm::kShiftedWindow:
+      return "half shifted-window (" + to_string(plan.window.block_columns) + " columns, " +
+             to_string(64 * plan.window.m_tiles) + " channels a block, " +
+             to_string(plan.window.slots) + " stages)";
+    case HalfForm::kTapRows:
+      return "half tap-rows (" + to_string(plan.tap_rows.rows_used) + " rows, " +
+             to_string(plan.tap_rows.window.block_columns) + " columns)";
+    case HalfForm::kGather:
+      return "half gather";
+    case HalfForm::kWidened:
+      break;
+  }
+  return "widened to float32";
 }
 
 DeviceInfo current_device_info() { return DeviceInfo{wgmma_enabled()}; }

@@ -96,10 +96,14 @@ struct HalfPlan {
 
 // The plan of a float16 / bfloat16 problem (groups unfolded; the forward, or the input
 // gradient with its roles swapped) whose target is `output` as allocated (the window's
-// parked epilogue wants its lines 16-byte aligned). within_limits: the engine's index
+// parked epilogue wants its lines 16-byte aligned; a meta tensor stands for one the op
+// allocates). within_limits: the engine's index
 // limits hold (implicit_gemm_supports, asked as float32's: the same for both sizes).
 HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
                         const at::Tensor& output, bool within_limits);
+
+// One line, as ct3d.explain prints it ("widened to float32" for kWidened).
+std::string describe(const HalfPlan& plan);
 
 // The mma.sync gather's block channels for a folded group's target channels.
 int mma_gather_block_channels(int64_t cout);
