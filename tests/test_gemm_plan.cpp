@@ -170,8 +170,9 @@ ct3d::cuda::HalfPlan half_plan_of(const Layer& l, bool wgmma) {
 
 }  // namespace
 
-TEST_CASE("the half planner: window forms for stride 1, the half gather else, widened before "
-          "Hopper") {
+TEST_CASE(
+    "the half planner: window forms for stride 1, the half gather else, widened before "
+    "Hopper") {
   using ct3d::cuda::HalfForm;
   // Stride 1: the shifted window where the float32 form pays (5 width taps), else tap rows.
   CHECK(half_plan_of(kL1_68, true).form == HalfForm::kShiftedWindow);

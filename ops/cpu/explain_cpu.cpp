@@ -21,11 +21,11 @@ std::string explain_cpu(const at::Tensor& input, const at::Tensor& weight,
   const bool direct = cpu::use_direct_correlation(geometry);
   const char* gemm = cpu::has_avx512() ? "ct3d's AVX-512 GEMM" : "BLAS";
   // Text by concatenation, not iostreams (ops/common/error_message.h says why).
-  const std::string forward = direct                               ? "direct correlation"
-                              : cpu::use_scatter_forward(geometry) ? "input-stationary (scatter) GEMM"
-                                                                   : "output-stationary (gather) GEMM";
-  return "forward: " + forward + (direct ? "" : std::string(" on ") + gemm) +
-         "\ninput gradient: " +
+  const std::string forward = direct ? "direct correlation"
+                              : cpu::use_scatter_forward(geometry)
+                                  ? "input-stationary (scatter) GEMM"
+                                  : "output-stationary (gather) GEMM";
+  return "forward: " + forward + (direct ? "" : std::string(" on ") + gemm) + "\ninput gradient: " +
          (direct ? std::string("direct correlation") : std::string("shifted GEMM on ") + gemm) +
          "\nweight gradient: shifted GEMM on " + gemm + "\n";
 }

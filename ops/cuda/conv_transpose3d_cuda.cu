@@ -85,8 +85,8 @@ at::Tensor run_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
 // 1), else the half gathering GEMM;
 // nullopt where neither applies. Problems neither may take (other GPUs, narrow strided
 // groups) are turned away before any copy or allocation.
-std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args,
-                                           const at::Tensor& input, const at::Tensor& weight,
+std::optional<at::Tensor> run_half_forward(const ConvTranspose3dArgs& args, const at::Tensor& input,
+                                           const at::Tensor& weight,
                                            const std::optional<at::Tensor>& bias) {
   const cuda::GatherProblem problem = cuda::forward_gather(geometry_of(args));
   const bool window = cuda::half_window_may_apply(problem);

@@ -38,16 +38,15 @@ std::string gemm_text(const cuda::GatherProblem& problem, const at::Tensor& sour
           ? source.numel() > 0 && cuda::channels_fit_boxes(problem.groups, problem.reduce_channels)
           : cuda::source_fits_boxes(source, problem.groups, problem.reduce_channels);
   operands.may_fold = may_fold && target.is_contiguous();
-  return cuda::describe(
-      cuda::plan_gemm(problem, cuda::current_device_info(), operands, target));
+  return cuda::describe(cuda::plan_gemm(problem, cuda::current_device_info(), operands, target));
 }
 
 // The path of the forward or the input gradient (`problem`), float32 or half, where
 // the engine takes it: the half forms' plan, else Winograd's where `winograd` holds
 // a plan for it (float32 operands only), else the GEMM's.
 std::string engine_text(const cuda::GatherProblem& problem, bool half,
-                        const std::optional<cuda::WinogradPlan>& winograd,
-                        const at::Tensor& source, const at::Tensor& target, bool may_fold) {
+                        const std::optional<cuda::WinogradPlan>& winograd, const at::Tensor& source,
+                        const at::Tensor& target, bool may_fold) {
   if (half) {
     const cuda::HalfPlan plan =
         cuda::plan_half_gemm(problem, cuda::current_device_info(), target, true);
@@ -94,8 +93,9 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
   } else if (!cuda::implicit_gemm_supports(forward, engine_dtype)) {
     text += direct;
   } else {
-    text += engine_text(forward, half, cuda::plan_winograd_forward(geometry, output.is_contiguous()),
-                        input5, output, true);
+    text +=
+        engine_text(forward, half, cuda::plan_winograd_forward(geometry, output.is_contiguous()),
+                    input5, output, true);
   }
 
   text += "\ninput gradient: ";
@@ -116,8 +116,9 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
   if (weight.numel() == 0 || output.numel() == 0) {
     text += "nothing to compute";
   } else if (half && cuda::half_weight_gradient_may_apply(wgrad)) {
-    text += "the half weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
-            "planner)";
+    text +=
+        "the half weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
+        "planner)";
   } else if (!cuda::weight_gradient_supports(wgrad, engine_dtype)) {
     text += direct;
   } else {

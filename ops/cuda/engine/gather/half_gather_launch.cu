@@ -41,9 +41,9 @@ unsigned persistent_blocks(int64_t tiles, int phases) {
 }
 
 template <class Cfg>
-void launch_config(const GatherProblem& problem, const at::Tensor& source,
-                   const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                   cudaStream_t stream, int64_t staging_budget) {
+void launch_config(const GatherProblem& problem, const at::Tensor& source, const at::Tensor& weight,
+                   const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
+                   int64_t staging_budget) {
   using Element = typename Cfg::Element;
   const PhaseProblem p = make_phase_problem(problem, kBlockK, Cfg::kBlockChannels, output);
   if (p.uncovered_outputs) fill_uncovered_outputs(bias, output);
@@ -67,8 +67,7 @@ void launch_config(const GatherProblem& problem, const at::Tensor& source,
     tiles.x_tiles = static_cast<unsigned>(row_tiles * p.phases);
     tiles.channel_blocks = static_cast<unsigned>(p.cout_padded / Cfg::kBlockChannels);
     tiles.count = int64_t{tiles.x_tiles} * tiles.channel_blocks * problem.groups;
-    kernel<<<persistent_blocks(tiles.count, p.phases), Cfg::kThreads, Cfg::kSharedBytes,
-             stream>>>(
+    kernel<<<persistent_blocks(tiles.count, p.phases), Cfg::kThreads, Cfg::kSharedBytes, stream>>>(
         chunk_problem, tiles, static_cast<const Element*>(staged.const_data_ptr()),
         static_cast<const Element*>(packed.weights.const_data_ptr()),
         packed.bias.defined() ? packed.bias.const_data_ptr<float>() : nullptr,

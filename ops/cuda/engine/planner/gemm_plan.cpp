@@ -59,8 +59,7 @@ bool plan_window_forms(const GatherProblem& problem, const GemmOperands& operand
   const FormChoice lines = form_choice(FormSwitch::kStridedLines);
   if (lines != FormChoice::kNever && strided_lines_may_apply(problem) && operands.whole_batch) {
     const PhaseProblem p = make_phase_problem(problem, 8 * kStridedLinesStageSteps, 8, output);
-    const StridedLinesPlan lines_plan =
-        plan_strided_lines(problem, p, operands.source_fits_boxes);
+    const StridedLinesPlan lines_plan = plan_strided_lines(problem, p, operands.source_fits_boxes);
     if (lines_plan.width_taps != 0 &&
         (lines != FormChoice::kRule || strided_lines_pays(lines_plan))) {
       plan.form = GemmForm::kStridedLines;
@@ -112,8 +111,8 @@ void plan_gather_forms(const GatherProblem& problem, const DeviceInfo& device,
   if (device.wgmma && reuse != FormChoice::kNever) {
     const int channels = width_reuse_channels_for(cout);
     const PhaseProblem p = make_phase_problem(problem, kBlockK, channels, output);
-    const WidthReusePlan reuse_plan = plan_width_reuse(
-        p, width_reuse_block_positions(channels), channels, kWidthReuseMaxTileRows);
+    const WidthReusePlan reuse_plan = plan_width_reuse(p, width_reuse_block_positions(channels),
+                                                       channels, kWidthReuseMaxTileRows);
     if (reuse_plan.taps_per_stage != 0 &&
         (reuse == FormChoice::kAlways || width_reuse_pays(p, channels, plan.fold))) {
       plan.form = GemmForm::kWidthReuse;
@@ -141,7 +140,9 @@ void plan_gather_forms(const GatherProblem& problem, const DeviceInfo& device,
 bool output_lines_aligned(const PhaseProblem& p, const at::Tensor& output) {
   return p.output_stride[2] == 1 &&
          (p.output_stride[1] | p.output_stride[0] | p.output_channel_stride |
-          p.output_batch_stride) % 8 == 0 &&
+          p.output_batch_stride) %
+                 8 ==
+             0 &&
          (output.is_meta() || reinterpret_cast<uintptr_t>(output.const_data_ptr()) % 16 == 0);
 }
 
@@ -198,8 +199,7 @@ HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
     }
   }
   // The half gather's blocks are 32 channels or more: narrower groups stay widened.
-  if (form_choice(FormSwitch::kHalfGather) != FormChoice::kNever &&
-      problem.target_channels > 16) {
+  if (form_choice(FormSwitch::kHalfGather) != FormChoice::kNever && problem.target_channels > 16) {
     plan.form = HalfForm::kGather;
   }
   return plan;

@@ -10,8 +10,7 @@
 namespace ct3d::cuda {
 
 // Runs a plan of the strided-lines form (gemm_plan.h).
-void launch_strided_lines(const GemmPlan& plan, const at::Tensor& source,
-                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                          cudaStream_t stream);
+void launch_strided_lines(const GemmPlan& plan, const at::Tensor& source, const at::Tensor& weight,
+                          const at::Tensor& bias, at::Tensor& output, cudaStream_t stream);
 
 }  // namespace ct3d::cuda

@@ -1,7 +1,7 @@
 #include "ops/cuda/engine/gather/half_gather.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
-#include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/instructions/wgmma_available.h"
+#include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/window/half_window.h"
 #include "ops/cuda/engine/window/shifted_window.h"
 #include "ops/cuda/engine/window/tap_rows.h"

@@ -11,9 +11,9 @@ namespace ct3d::cuda {
 
 // Runs a plan of the shifted-window GEMM (gemm_plan.h); the source is staged a chunk of
 // samples at a time within staging_budget_floats (staging.h).
-void launch_shifted_window(const GemmPlan& plan, const at::Tensor& source,
-                           const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                           cudaStream_t stream, int64_t staging_budget_floats);
+void launch_shifted_window(const GemmPlan& plan, const at::Tensor& source, const at::Tensor& weight,
+                           const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
+                           int64_t staging_budget_floats);
 
 // Runs a plan of the half shifted window (gemm_plan.h: plan_half_gemm): source, weight
 // contiguous float16 or bfloat16 (the same), bias in their dtype or undefined, output in

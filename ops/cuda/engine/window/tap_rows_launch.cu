@@ -116,11 +116,10 @@ void launch_boxes(const GatherProblem& problem, const PhaseProblem& p, const Tap
   TORCH_CHECK(source.size(3) == p.source_extent[1] && source.size(4) == p.source_extent[2],
               "ct3d: the boxes' source is not the phase's");
   // Line and flat tiles read each plane flat: one line of height x width positions.
-  const at::Tensor boxed =
-      flat_rows(plan)
-          ? source.view({source.size(0), source.size(1), source.size(2), 1,
-                         source.size(3) * source.size(4)})
-          : source;
+  const at::Tensor boxed = flat_rows(plan)
+                               ? source.view({source.size(0), source.size(1), source.size(2), 1,
+                                              source.size(3) * source.size(4)})
+                               : source;
   const CUtensorMap map =
       encode_window_map(boxed, plan.box_width, plan.box_lines, 8 * Cfg::kStageSteps);
   const int64_t blocks = std::min<int64_t>(batch_plan.window.tiles, multiprocessor_count());
@@ -227,9 +226,9 @@ void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
 
 }  // namespace
 
-void launch_tap_rows(const GemmPlan& gemm_plan, const at::Tensor& source,
-                     const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                     cudaStream_t stream, int64_t staging_budget_floats) {
+void launch_tap_rows(const GemmPlan& gemm_plan, const at::Tensor& source, const at::Tensor& weight,
+                     const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
+                     int64_t staging_budget_floats) {
   TORCH_INTERNAL_ASSERT(gemm_plan.form == GemmForm::kTapRows ||
                         gemm_plan.form == GemmForm::kTapColumns);
   const GatherProblem& problem = gemm_plan.folded;
