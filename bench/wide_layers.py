@@ -41,16 +41,18 @@ NARROW_LAYERS = [
 ]
 
 PROBE_LAYERS = [
-    # Strided-lines chains over 512 reductions, flushed (KERNEL_LOG sl3): few target
-    # channels (one channel block) from many source channels.
+    # Strided-lines chains over 512 reductions, flushed (KERNEL_LOG "chains over 512
+    # reductions"): few target channels (one channel block) from many source channels.
     _wide(301, "P-256-16-k3-s2", 4, 256, 16, 32, 3, stride=2, padding=1, output_padding=1),
     _wide(302, "P-192-8-k4-s2", 4, 192, 8, 32, 4, stride=2, padding=1),
     _wide(303, "P-160-64-k4-s2", 4, 160, 64, 32, 4, stride=2, padding=1),
-    # Widths not a multiple of 16 (KERNEL_LOG sl4: the warp-staged stores there).
+    # Widths not a multiple of 16 (KERNEL_LOG "warp-staged stores for every width": the
+    # warp-staged stores there).
     _wide(304, "P-32-32-k3-s2-24", 8, 32, 32, 24, 3, stride=2, padding=1),
     _wide(305, "P-64-64-k4-s2-20", 8, 64, 64, 20, 4, stride=2, padding=1),
     # Four blocks of 64 input channels in the wgmma weight gradient on 32-wide lines
-    # (KERNEL_LOG wp1: measured only on 16-wide ones before it took them).
+    # (KERNEL_LOG "weight-gradient stages of 16 positions": measured only on 16-wide ones
+    # before it took them).
     _wide(306, "P-256-64-k3-s1-32", 4, 256, 64, 32, 3, padding=1),
     _wide(307, "P-256-128-k3-s2-32", 2, 256, 128, 32, 3, stride=2, padding=1, output_padding=1),
 ]

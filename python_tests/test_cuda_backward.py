@@ -178,9 +178,9 @@ def test_all_gradients_with_and_without_a_shared_copy(cin, cout, stride, sharing
         assert relative_error(ours, ref) <= FLOAT32_BAR, (name, relative_error(ours, ref))
 
 
-# The float32 staging tile sizes (KERNEL_LOG s9: 256 x 32 where the padded channels
-# are whole 32-channel tiles or one, else 128 x 64): staged copies whose tiles end
-# mid-line and mid-channel-tile (24 channels; 66 and the weight gradient's pitched rows
+# The float32 staging tile sizes (KERNEL_LOG "wider float32 staging tiles": 256 x 32 where
+# the padded channels are whole 32-channel tiles or one, else 128 x 64): staged copies whose
+# tiles end mid-line and mid-channel-tile (24 channels; 66 and the weight gradient's pitched rows
 # take 128 x 64), and the bias gradient's partial sums, one row per tile. Through
 # autograd (the fused op: grad_output staged once), then the two separate ops (each
 # stages its own operands).

@@ -32,15 +32,17 @@ CASES = [
     (3, 24, 3, (2, 9, 20), (1, 7, 5), (1, 1, 1), (0, 3, 0), (0, 0, 0), 1, (1, 1, 2)),
     (2, 8, 8, (2, 2, 4), (2, 2, 9), (1, 1, 4), (0, 0, 0), (0, 0, 3), 1, (1, 1, 1)),
     # 432 rows (a last block of 48) with a 12-position width tail; 780 rows (a last
-    # block of 12) with a 4-position tail; 216 rows in one block (KERNEL_LOG ws1).
+    # block of 12) with a 4-position tail; 216 rows in one block (KERNEL_LOG "leaves out empty
+    # m-tiles").
     (2, 32, 16, (3, 4, 44), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
     (2, 64, 13, (2, 3, 36), (3, 4, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
     # Float32 takes wgmma only for an even count of output channels (its A rows come in
-    # adjacent pairs, KERNEL_LOG wa1); 13 runs on mma.sync, 14 has a last block of 72.
+    # adjacent pairs, KERNEL_LOG "A rows loaded in pairs"); 13 runs on mma.sync, 14 has a last
+    # block of 72.
     (2, 64, 14, (2, 3, 36), (3, 4, 5), (1, 1, 1), (0, 0, 0), (0, 0, 0), 1, (1, 1, 1)),
     (2, 16, 8, (3, 5, 48), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), 1, (1, 1, 1)),
     # 200 output channels at stride 2: 32-position stages leave one slot, so float32
-    # takes 16-position ones (KERNEL_LOG wp1).
+    # takes 16-position ones (KERNEL_LOG "weight-gradient stages of 16 positions").
     (1, 64, 200, (2, 3, 20), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), 1, (1, 1, 1)),
 ]
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Same-machine A/B of two commits in one GPU call: the working tree's library against a
 # base commit's, timed in alternating rounds, so that the machine-to-machine spread (up
-# to 3.5 %, docs/PERFORMANCE.md) does not enter the comparison (KERNEL_LOG s6, s7).
+# to 3.5 %, docs/PERFORMANCE.md) does not enter the comparison (KERNEL_LOG: the tap-rows entries'
+# A/Bs).
 # Here, before the call:  git archive <base commit> > .device/base.tar
 # On the device (repo root, carry .device):
 #   AB_COMMAND="python3 bench/ab_forward_mainloop.py --form tap-rows --problems 58,70" \

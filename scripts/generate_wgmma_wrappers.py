@@ -8,7 +8,8 @@ out, so the file is generated. Run: python3 scripts/generate_wgmma_wrappers.py""
 
 from pathlib import Path
 
-# 48-144: the tap-columns form with A from registers (tc3; tap_rows_plan.h).
+# 48-144: the tap-columns form with A from registers (KERNEL_LOG "unsplit quad planes";
+# tap_rows_plan.h).
 WIDTHS = (16, 24, 32, 48, 64, 72, 80, 96, 112, 128, 144, 160)
 HALF_REGISTER_WIDTHS = (16, 24, 32, 48, 64, 96, 128)
 # 48, 72, 80: the tap-columns form (tap_rows_plan.h: width taps x target channels on N).

@@ -44,11 +44,12 @@ CASES = [
     (1, 32, 32, 1, (2, 3, 32), (3, 3, 3), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
     (1, 144, 16, 1, (2, 3, 16), (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), (1, 1, 1), torch.float32),
     (1, 16, 12, 1, (2, 3, 20), (4, 4, 4), (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
-    # The wgmma weight gradient: 432 rows (2 blocks of 2 m-tiles a warpgroup, wp1) and a
-    # width tail of 12 positions (KERNEL_LOG ws1).
+    # The wgmma weight gradient: 432 rows (2 blocks of 2 m-tiles a warpgroup, KERNEL_LOG
+    # "weight-gradient stages of 16 positions") and a width tail of 12 positions (KERNEL_LOG
+    # "leaves out empty m-tiles").
     (2, 32, 16, 1, (3, 4, 44), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
-    # The Winograd forward and input gradient (KERNEL_LOG wg1): F(4, 3) in both dimensions
-    # into the staged source (then into planes, below); F(4, 5) with groups and padding
+    # The Winograd forward and input gradient (KERNEL_LOG "Winograd F(m, r)"): F(4, 3) in
+    # both dimensions into the staged source (then into planes, below); F(4, 5) with groups and padding
     # short of the kernel's reach.
     (1, 64, 64, 1, (3, 9, 10), (3, 3, 3), (1, 1, 1), (1, 1, 1), (0, 0, 0), (1, 1, 1), torch.float32),
     (2, 128, 64, 2, (2, 6, 11), (3, 5, 5), (1, 1, 1), (0, 2, 1), (0, 0, 0), (1, 1, 1), torch.float32),

@@ -1,5 +1,5 @@
 // The tap-columns form's flat tiles (ops/cuda/engine/window/window_box_geometry.h, KERNEL_LOG
-// tc11): every stored output is owned by exactly one tile, and each of its width taps
+// "flat tiles"): every stored output is owned by exactly one tile, and each of its width taps
 // inside the source reads, at the row of that tile's flat box the kernel computes, the
 // source value the convolution names.
 #include <ATen/ATen.h>
@@ -133,7 +133,8 @@ TEST_CASE("flat tiles by default: input gradients, and forwards whose tiles fill
 TEST_CASE("input gradients of 48 rows keep the staged planes") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   // N-16-8's geometry (16 target channels: 48 rows, 64 wide): as an input gradient no
-  // TMA-read form (KERNEL_LOG tc14); as a forward the window boxes, as before.
+  // TMA-read form (KERNEL_LOG "input gradients of 48 rows"); as a forward the window
+  // boxes, as before.
   const auto p16 = forward_problem({16, {4, 64, 64}, {3, 3, 3}, one, one, zero, one});
   const ct3d::cuda::TapRowsPlan gradient = ct3d::cuda::plan_tap_columns_if_taken(p16, true, true);
   CHECK(gradient.rows_used == 48);

@@ -71,7 +71,8 @@ std::string form_of(const Layer& l, bool input_gradient, bool wgmma) {
 }  // namespace
 
 TEST_CASE("the planner's forward forms on Hopper are the measured best") {
-  // The tap-columns form: 1.02-1.45x the mainloop each took before (KERNEL_LOG tc1-tc5).
+  // The tap-columns form: 1.02-1.45x the mainloop each took before (KERNEL_LOG "(width tap,
+  // channel) rows on wgmma's N"-"window read by TMA").
   CHECK(form_of(kL1_58, false, true) == "tap-columns");
   CHECK(form_of(kL1_61, false, true) == "tap-columns");
   CHECK(form_of(kL1_70, false, true) == "tap-columns");
@@ -83,10 +84,10 @@ TEST_CASE("the planner's forward forms on Hopper are the measured best") {
   // 0.94-0.97x it on 128-256 target channels: shifted_window_pays).
   CHECK(form_of(kWide256, false, true) == "wgmma-gather");
   // Three width taps in the one active width residue, 64 channels: width-tap reuse
-  // (KERNEL_LOG w3: blocks of 32-64 channels with at least 3 width taps).
+  // (KERNEL_LOG "width-tap reuse": blocks of 32-64 channels with at least 3 width taps).
   CHECK(form_of(kL1_77, false, true) == "width-reuse");
   // Kernel 2, stride 2 (nnU-Net's upsampling), 32 target channels: the mma.sync gather
-  // (the wgmma gather pays above 32: KERNEL_LOG w2).
+  // (the wgmma gather pays above 32: KERNEL_LOG "more work per stage").
   CHECK(form_of(kUnet, false, true) == "mma-gather");
 }
 

@@ -1,4 +1,5 @@
-// The tap-columns form's line tiles (ops/cuda/engine/window/window_boxes.cuh, KERNEL_LOG tc9):
+// The tap-columns form's line tiles (ops/cuda/engine/window/window_boxes.cuh, KERNEL_LOG
+// "the window as whole source lines"):
 // where they apply, their boxes, and that every stored output's width taps, as the
 // epilogue adds them (the taps whose source column is inside the source), read at the
 // flat box position the kernel computes the source value the convolution names, and

@@ -101,7 +101,8 @@ TEST_CASE("strided lines: the forwards the plan takes", "[strided_lines]") {
 }
 
 TEST_CASE("strided lines: chains over 512 reductions flush every 256", "[strided_lines]") {
-  // W-256-128-k3-s2: 2 x 2 x 256 = 1024 reductions in the phase (1, 1).
+  // W-256-128-k3-"height taps grouped per stage": 2 x 2 x 256 = 1024 reductions in the phase (1,
+  // 1).
   const Planned wide = plan_of({8, 256, 128, {16, 16, 16}, {3, 3, 3}, kTwo, kOne, kOne, kOne});
   CHECK(wide.plan.width_taps == 3);
   CHECK(wide.plan.m_tiles == 1);

@@ -1,6 +1,6 @@
 // The taps a shifted-window tile leaves out (ops/cuda/engine/window/tile_taps.h, KERNEL_LOG
-// tc15): at every (depth tap, height tap) outside a tile's ranges, each of the tile's
-// stored outputs reads only the halo at every width tap, so leaving it out changes no
+// "leave out the halo's taps"): at every (depth tap, height tap) outside a tile's ranges, each of
+// the tile's stored outputs reads only the halo at every width tap, so leaving it out changes no
 // stored output; and the ranges are not all taps where the target's border planes and
 // lines read the halo.
 #include <ATen/ATen.h>

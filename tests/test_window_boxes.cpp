@@ -1,7 +1,7 @@
 // The tap-columns form's window boxes (ops/cuda/engine/window/window_boxes.cuh, KERNEL_LOG
-// tc5): their sizes, and that every stored output's read of every tap finds, at the box
-// position the kernel computes, the source value the convolution names (or zero where
-// that is outside the source), as TMA's tiled mode fills a box.
+// "window read by TMA"): their sizes, and that every stored output's read of every tap
+// finds, at the box position the kernel computes, the source value the convolution names
+// (or zero where that is outside the source), as TMA's tiled mode fills a box.
 #include <ATen/ATen.h>
 
 #include "catch.h"
@@ -168,7 +168,7 @@ TEST_CASE("window boxes are chosen by default for 3 width taps and little overfe
   CHECK(ct3d::cuda::plan_tap_columns_if_taken(p, false, false).box_width == 0);
   const ct3d::cuda::PhaseProblem seven =
       forward_problem({16, {4, 6, 64}, {3, 5, 7}, one, zero, zero, one});
-  // 7 taps: no window boxes; at 64 wide line tiles (tc9), at 52 (104 of 128 rows) none.
+  // 7 taps: no window boxes; at 64 wide line tiles, at 52 (104 of 128 rows) none.
   const ct3d::cuda::TapRowsPlan seven_plan = ct3d::cuda::plan_tap_columns_if_taken(seven, false, true);
   CHECK((seven_plan.box_width == 0 || seven_plan.tile_lines > 0));
   CHECK(ct3d::cuda::plan_tap_columns_if_taken(

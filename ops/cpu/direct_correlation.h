@@ -41,7 +41,7 @@ void direct_correlation(const PaddedVolume& source, int64_t source_channels_tota
 // Whether a stride-1 layer's forward and input gradient run directly: on AVX-512
 // CPUs (the tests also run the GEMM forms: forced_form.h). Measured on the CPU table
 // against the GEMM forms: as fast or faster on every stride-1 shape, 3x on the
-// 16-channel ones (docs/KERNEL_LOG.md, CPU c5).
+// 16-channel ones (docs/KERNEL_LOG.md, "a direct stride-1 correlation").
 bool use_direct_correlation(const ConvGeometry& g);
 
 // The forward and the input gradient as direct correlations (stride 1 only).

@@ -3,7 +3,7 @@
 // gradient's staging pass also sums dL/db, and when the input gradient's GEMM reads
 // grad_output in the same staged layout it runs on that copy, chunk by chunk, unless
 // the tap-columns form takes it (with its own staging it measured 1.33x the GEMM on
-// the shared copy: L1-68, KERNEL_LOG tc3) or the weight gradient loses more by
+// the shared copy: L1-68, KERNEL_LOG "unsplit quad planes") or the weight gradient loses more by
 // sharing it than the copy saves (sharing_staged_output_pays). The rest (float64,
 // other layouts) runs each gradient's own path; float16 and bfloat16 run as float32
 // on widened operands, but for the input and weight gradients on the engine's half

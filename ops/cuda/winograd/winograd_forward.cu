@@ -61,12 +61,11 @@ void with_points(int points_h, int points_w, F&& f) {
 
 // The outputs per tile: the kernel's default in both dimensions when forced on (the
 // tests' force_form=winograd), and by the rule only where
-// it was measured faster (KERNEL_LOG wg1): both dimensions where both kernels have 3 or 5
-// taps and the engine's reduction (input channels x depth taps) is at least
-// kMinReduction, else the height alone where it has 5 taps. Below that reduction the
-// GEMM's blocks are too short to pay for their loads and epilogue, and the width taps
-// are better left to the engine's width-tap forms (L1-68, 32 channels x 3 depth taps:
-// 8.97 ms in height alone against 10.55 in both).
+// it was measured faster (KERNEL_LOG "Winograd F(m, r)"): both dimensions where both kernels have 3
+// or 5 taps and the engine's reduction (input channels x depth taps) is at least kMinReduction,
+// else the height alone where it has 5 taps. Below that reduction the GEMM's blocks are too short
+// to pay for their loads and epilogue, and the width taps are better left to the engine's width-tap
+// forms (L1-68, 32 channels x 3 depth taps: 8.97 ms in height alone against 10.55 in both).
 constexpr int64_t kMinReduction = 192;
 
 void requested_tiles(const ConvGeometry& g, FormChoice choice, int& tile_h, int& tile_w) {
@@ -98,8 +97,8 @@ WeightLayout winograd_weight_layout(const ConvGeometry& reduced) {
 }
 
 // The least workspace a chunk may take (256 MiB): each chunk packs the transformed
-// weights again, which on small layers cost more than the memory saved (KERNEL_LOG wg1:
-// W-128-128-k5-s1 2.23 ms in chunks of 64 MiB, 1.28 in 256 MiB, 1.11 whole).
+// weights again, which on small layers cost more than the memory saved (KERNEL_LOG "Winograd F(m,
+// r)": W-128-128-k5-s1 2.23 ms in chunks of 64 MiB, 1.28 in 256 MiB, 1.11 whole).
 constexpr int64_t kMinWorkspaceFloats = int64_t{64} << 20;
 
 // The workspace a call may take, in floats: the option winograd_workspace_mib where set
@@ -347,7 +346,7 @@ bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& inp
   // A chunk of samples at a time, so that the transformed input and products (2.25x the
   // input and the output for F(4, 3) in both dimensions) stay within half of what the
   // layer's input and output take (workspace_budget_floats): unchunked, they raised
-  // training steps' peak memory to 2-3x the default path's (KERNEL_LOG wg1).
+  // training steps' peak memory to 2-3x the default path's (KERNEL_LOG "Winograd F(m, r)").
   const int64_t batch = geometry.batch;
   const int64_t budget = workspace_budget_floats(input.numel() + output.numel());
   const int64_t per_sample = workspace_floats_per_sample(*plan, layout, staged_here);

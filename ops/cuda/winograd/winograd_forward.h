@@ -43,7 +43,7 @@ bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tens
                                     cudaStream_t stream);
 
 // Where the Winograd forward measured faster than the engine alone (docs/KERNEL_LOG.md,
-// wg1).
+// "Winograd F(m, r)").
 bool winograd_pays(const ConvGeometry& geometry);
 
 }  // namespace ct3d::cuda

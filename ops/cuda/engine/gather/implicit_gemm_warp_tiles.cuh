@@ -21,7 +21,7 @@ namespace ct3d::cuda {
 // remainder (below one TF32 unit of x, the sign of x), of which the tensor core reads
 // the TF32 bits. One LOP3 and a FADD: the split sits in the consumers' k-step, per A
 // value (rounding hi to nearest halved |lo|'s bound for a third instruction; KERNEL_LOG
-// t1).
+// "the TF32 split truncates hi").
 __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
   hi = __float_as_uint(x) & 0xffffe000u;
   lo = __float_as_uint(x - __uint_as_float(hi));

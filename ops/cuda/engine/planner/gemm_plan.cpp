@@ -13,9 +13,9 @@ namespace ct3d::cuda {
 namespace {
 
 // The wgmma gather for more than 32 channels per block. Narrower blocks do too little
-// math per gathered row for it to pay (w2, 2026-12-01: 58 (16 channels) 1.59 -> 2.20
-// ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48) 4.45 -> 4.11): there the
-// input gather, not the tensor core, is the limit.
+// math per gathered row for it to pay (KERNEL_LOG "more work per stage", 2026-12-01: 58 (16
+// channels) 1.59 -> 2.20 ms, 73 (32) 1.49 -> 1.96; but 68 (64) 20.9 -> 15.3, 61 (48) 4.45 -> 4.11):
+// there the input gather, not the tensor core, is the limit.
 constexpr int64_t kWgmmaMinChannels = 32;
 
 // Groups folded per GEMM group: the fewest 16 x 16 mma tiles in all.

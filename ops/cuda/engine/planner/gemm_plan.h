@@ -109,8 +109,8 @@ std::string describe(const HalfPlan& plan);
 int mma_gather_block_channels(int64_t cout);
 
 // The width-reuse blocks' shape (WgmmaReuseConfig; its launch asserts they agree): two
-// m-tiles per warpgroup up to 64 channels (w5: one m-tile for 64 channels was 12 %
-// slower on 68), one above; 32 producer row slots x 18.
+// m-tiles per warpgroup up to 64 channels (KERNEL_LOG "64 channels on one m-tile": one m-tile for
+// 64 channels was 12 % slower on 68), one above; 32 producer row slots x 18.
 constexpr int width_reuse_m_tiles(int channels) { return channels <= 64 ? 2 : 1; }
 constexpr int width_reuse_block_positions(int channels) {
   return 128 * width_reuse_m_tiles(channels);

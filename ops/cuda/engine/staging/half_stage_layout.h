@@ -42,8 +42,8 @@ inline int64_t half_segment_pitch(int64_t channels, int64_t stride) {
 // the staged rows already at half_segment_pitch): the staged channels of a group; 0
 // where it keeps cp.async pieces. Bulk copies also move the padding channels, so they
 // pay where the padding is a small part of a row or there is none (docs/KERNEL_LOG.md,
-// h3: 64 -> 72 channels 1.53x faster on L1-68, 48 -> 56 1.29x on 61, 24 and 8 unpadded
-// 1.2x; 16 -> 24 0.87x on 58, 32 -> 40 0.92x on 73).
+// "the half forms' chains": 64 -> 72 channels 1.53x faster on L1-68, 48 -> 56 1.29x on 61, 24 and 8
+// unpadded 1.2x; 16 -> 24 0.87x on 58, 32 -> 40 0.92x on 73).
 inline int64_t bulk_staging_pitch(int64_t channels, int64_t stride) {
   const int64_t pitch = half_segment_pitch(channels, stride);
   const int64_t real = (channels + 7) / 8 * 8;

@@ -1,7 +1,7 @@
 // The staging pass of the implicit GEMMs, run on every call: an operand copied
 // channels-last with zero halos and zero-padded groups. Memory-bound in principle;
 // on a stride-2 layer's grad_output (8x the input) it is a third of the input gradient
-// (KERNEL_LOG s8). Host side: staging.h.
+// (KERNEL_LOG "16-byte stores"). Host side: staging.h.
 #pragma once
 
 #include <cstdint>
@@ -16,15 +16,16 @@ namespace ct3d::cuda {
 
 constexpr int kStagingPositions = 64;  // staged positions of one transpose tile
 constexpr int kStagingChannels = 64;   // most channels of one tile
-// float32 tiles of whole 32-channel pieces (s9, staging_tile_positions): 256 positions
-// x 32 channels, 8 loads a thread a channel row in flight and the block's setup spread
-// over 4x the positions (L1-73's grad_output 0.68 -> 0.56 ms against 64 x 64).
+// float32 tiles of whole 32-channel pieces (KERNEL_LOG "wider float32 staging tiles",
+// staging_tile_positions): 256 positions x 32 channels, 8 loads a thread a channel row in flight
+// and the block's setup spread over 4x the positions (L1-73's grad_output 0.68 -> 0.56 ms against
+// 64 x 64).
 constexpr int kStagingWidePositions = 256;
 constexpr int kStagingWideChannels = 32;
 // float32 tiles of 128 positions x 64 channels, for the other float32 layouts (the
 // weight gradient's pitched rows: 1-4 % faster than 64 x 64 there).
 constexpr int kStagingMidPositions = 128;
-constexpr int kStagingRows = 8;        // threads per tile column (32 x 8 threads)
+constexpr int kStagingRows = 8;  // threads per tile column (32 x 8 threads)
 
 // What the staging pass reads and writes, per sample.
 struct StagingShape {

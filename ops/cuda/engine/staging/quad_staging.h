@@ -34,7 +34,8 @@ at::Tensor stage_split_quads(const StagedLayout& layout, int64_t plane_rows,
                              const at::Tensor& source, cudaStream_t stream);
 
 // The same positions unsplit, one plane per quad (the tap-columns form with A from
-// registers splits them itself, KERNEL_LOG tc3): [n][group][chunk][quad][plane_rows][4].
+// registers splits them itself, KERNEL_LOG "unsplit quad planes"):
+// [n][group][chunk][quad][plane_rows][4].
 int64_t raw_quad_planes_floats(const StagedLayout& layout, int64_t plane_rows);
 // split: stage_split_quads' planes; else the raw quad planes.
 at::Tensor stage_quads(const StagedLayout& layout, int64_t plane_rows, const at::Tensor& source,

@@ -40,7 +40,8 @@ int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout) {
   // 256 x 32 for whole 32-channel tiles, or one. A short last tile (the weight
   // gradient's rows at a segment pitch of 36 or 40) was a block of 4-8 channel rows
   // writing 16-byte pieces, and its weight gradients 13-28 % slower; there 128 x 64
-  // beat 64 x 64 by 1-4 % (KERNEL_LOG s9). The grid's channel tiles are at most 65535.
+  // beat 64 x 64 by 1-4 % (KERNEL_LOG "wider float32 staging tiles"). The grid's channel tiles are
+  // at most 65535.
   const int64_t channels = layout.padded_channels();
   const bool whole_tiles = channels <= kStagingWideChannels || channels % kStagingWideChannels == 0;
   const bool wide = whole_tiles && channels <= int64_t{65535} * kStagingWideChannels;

@@ -42,7 +42,7 @@ at::Tensor stage_channels_last(const StagedLayout& layout, const at::Tensor& sou
 
 // Staged positions a staging block transposes. float32: 256 (tiles of 32 channels)
 // with at most 32 padded channels or a multiple of 32, else 128 (tiles of 64 channels;
-// KERNEL_LOG s9); 16-bit types: 64 (tiles of 64 channels).
+// KERNEL_LOG "wider float32 staging tiles"); 16-bit types: 64 (tiles of 64 channels).
 int staging_tile_positions(at::ScalarType dtype, const StagedLayout& layout);
 
 // Position tiles of one staged sample: the partial sums per channel and sample.

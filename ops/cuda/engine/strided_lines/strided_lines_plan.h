@@ -22,7 +22,7 @@ namespace ct3d::cuda {
 // The longest reduction (a tile's depth and height taps x source channels) whose chain
 // is not flushed: wgmma's float32 accumulation truncates (error 3.6e-6 at 512). Longer
 // ones add their chain into a float32 total every kStridedLinesFlushReductions
-// (KERNEL_LOG sl3), with one m-tile per warpgroup: the total's registers.
+// (KERNEL_LOG "chains over 512 reductions"), with one m-tile per warpgroup: the total's registers.
 constexpr int kStridedLinesMaxChain = 512;
 constexpr int kStridedLinesFlushReductions = 256;
 // k-steps (8 source channels each) per pipeline stage.
@@ -67,9 +67,9 @@ struct StridedLinesPlan {
   // Stages per accumulator chain, or 0: the whole reduction is one chain (at most
   // kStridedLinesMaxChain, or exact operands, whose output is rounded to 11 or 8 bits).
   int flush_stages = 0;
-  // The epilogue's warp-staged stores (KERNEL_LOG sl2, sl4: every width the form takes):
-  // each compute warp's rows (kChannels x kStridedLinesStagedPitch floats) at
-  // staged_offset past the slots.
+  // The epilogue's warp-staged stores (KERNEL_LOG "warp-staged stores for the strided-lines
+  // epilogue", "warp-staged stores for every width": every width the form takes): each compute
+  // warp's rows (kChannels x kStridedLinesStagedPitch floats) at staged_offset past the slots.
   int staged_offset = 0;
 };
 
@@ -86,10 +86,11 @@ StridedLinesPlan plan_strided_lines(const GatherProblem& problem, const PhasePro
                                     bool source_boxes);
 
 // Where the form measured faster than the other mainloops. Flushed chains (KERNEL_LOG
-// sl3): at most 2 channel blocks per group (1.4-2.3x with 8 to 64 target channels; with
-// 4, W-256-128-k3-s2, 0.98x: each block reads the source again, one m-tile a weight
-// stage). Unflushed ones, with the warp-staged stores (sl2, sl4): every layer measured
-// (L1-73 0.90 against 1.53 ms; the lanes' own stores, sl1, lost there, 0.84x, and are
+// "chains over 512 reductions"): at most 2 channel blocks per group (1.4-2.3x with 8 to 64 target
+// channels; with 4, W-256-128-k3-s2, 0.98x: each block reads the source again, one m-tile a weight
+// stage). Unflushed ones, with the warp-staged stores (KERNEL_LOG "warp-staged stores for the
+// strided-lines epilogue", "warp-staged stores for every width"): every layer measured (L1-73 0.90
+// against 1.53 ms; the lanes' own stores, "width stride 2 on wgmma", lost there, 0.84x, and are
 // gone).
 bool strided_lines_pays(const StridedLinesPlan& plan);
 

@@ -115,9 +115,9 @@ __device__ __forceinline__ void warpgroup_barrier(int warpgroup) {
 // source column w and the taps tw >= 2 with tw % 2 = r of column w - 1 (from the lane 4
 // back, through shared memory at a warp's first row; zero at a line's first column);
 // the last column also stores the columns past the source, which only its taps >= 2
-// reach. Stores are a pointer step apart (KERNEL_LOG sl1: with an index product and a
-// channel test per store, L1-73's kernel ran 316 M instructions; 243 M so). `exchange`:
-// this warpgroup's 4 x 4 x kCarried floats for this tile's parity.
+// reach. Stores are a pointer step apart (KERNEL_LOG "width stride 2 on wgmma": with an index
+// product and a channel test per store, L1-73's kernel ran 316 M instructions; 243 M so).
+// `exchange`: this warpgroup's 4 x 4 x kCarried floats for this tile's parity.
 template <class Cfg, int kAccumulators>
 __device__ __forceinline__ void store_strided_lines(
     const PhaseProblem& p, const StridedLinesPlan& plan, const StridedLinesTile& tile,

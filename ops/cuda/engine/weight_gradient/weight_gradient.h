@@ -70,7 +70,7 @@ bool launch_half_weight_gradient(const WeightGradientPlan& plan, const at::Tenso
 // this device: there the wgmma weight gradient reads it in cp.async pieces, not at its
 // own segments' pitch by one bulk copy a pair, which only strided layers below 64
 // input channels make up for (blocks of 64, or several blocks, which then fall back to
-// mma.sync, lose more than the staging pass saves; KERNEL_LOG wp2).
+// mma.sync, lose more than the staging pass saves; KERNEL_LOG "shares its staged grad_output").
 bool sharing_staged_output_pays(const WeightGradientPlan& plan);
 
 constexpr int64_t kWeightGradientWorkspaceFloats = int64_t{1} << 24;  // 64 MB

@@ -101,8 +101,8 @@ WgradSplit fit_wgrad_split_to_waves(WgradSplit split, int64_t total_stages,
     const int64_t blocks = (total_stages + per_split - 1) / per_split * blocks_per_split;
     return (blocks + multiprocessors - 1) / multiprocessors * per_split;
   };
-  const int64_t last = std::min({3 * split.splits / 2, max_splits,
-                                 std::max<int64_t>(1, total_stages / min_stages)});
+  const int64_t last =
+      std::min({3 * split.splits / 2, max_splits, std::max<int64_t>(1, total_stages / min_stages)});
   // Downward too: the workspace bound often sets the count. From the most splits, so
   // that a tie keeps the shorter running sums.
   int64_t best = split.splits;
@@ -110,7 +110,7 @@ WgradSplit fit_wgrad_split_to_waves(WgradSplit split, int64_t total_stages,
     if (cost(splits) < cost(best)) best = splits;
   }
   // Only for a gain of at least 1/32: N-32-16-k3's 3.98 waves of 123 stages became 3 of
-  // 163 for 0.6 % in this cost and measured 0.90x (g6).
+  // 163 for 0.6 % in this cost and measured 0.90x (KERNEL_LOG "splits fitted to whole waves").
   if (32 * cost(best) > 31 * cost(split.splits)) best = split.splits;
   const int64_t per_split = (total_stages + best - 1) / best;
   return {(total_stages + per_split - 1) / per_split, per_split};

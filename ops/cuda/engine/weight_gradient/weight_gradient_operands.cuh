@@ -50,9 +50,9 @@ struct WgradTf32Operands {
 
   // wgmma's rows g and g + 8 of a warp's 16 are the block's rows 2g and 2g + 1, so that
   // a lane's two A values at a position are adjacent channels of one tap (output
-  // channels even: the launch checks) and come by one 8-byte load (KERNEL_LOG wa1).
-  // lane_row: the pair's first row; accumulator_row: where accumulator half `half`
-  // (rows g, g + 8) belongs.
+  // channels even: the launch checks) and come by one 8-byte load (KERNEL_LOG "A rows loaded in
+  // pairs"). lane_row: the pair's first row; accumulator_row: where accumulator half `half` (rows
+  // g, g + 8) belongs.
   static constexpr int kLaneRows = 1;
   static constexpr int kRowRun = 2;  // rows one lane's load covers
   static __device__ __forceinline__ int lane_row(int lane, int) { return 2 * (lane >> 2); }
@@ -146,8 +146,8 @@ struct WgradHalfOperands {
 
   template <int kN, int kMTiles>
   static __device__ __forceinline__ void products(float (&acc)[Mma<kN>::kAccumulators],
-                                                  const Fragments<kMTiles>& f, int mt,
-                                                  uint64_t b, uint64_t) {
+                                                  const Fragments<kMTiles>& f, int mt, uint64_t b,
+                                                  uint64_t) {
     Mma<kN>::run(acc, f.a[mt], b, 1);
   }
 

@@ -36,7 +36,7 @@ WgradSplit choose_wgrad_split(int64_t total_stages, int64_t blocks_per_split, in
 // `split`'s (at most max_splits, each split at least min_stages stages) whose blocks
 // fill whole waves best, where that gains at least 1/32. The kernel's time is about its
 // waves x stages per block, so a last wave a third full costs as much as a full one
-// (docs/KERNEL_LOG.md, g6).
+// (docs/KERNEL_LOG.md, "splits fitted to whole waves").
 WgradSplit fit_wgrad_split_to_waves(WgradSplit split, int64_t total_stages,
                                     int64_t blocks_per_split, int64_t multiprocessors,
                                     int64_t max_splits, int64_t min_stages);

@@ -54,7 +54,8 @@ struct WgradWgmmaProblem {
   int positions;  // of a stage: a width tile (the configuration's kPositions)
   int width_tiles, depth, height, width;
   // The first position of width tile 0: 0, or for a tail launch (a line's last
-  // positions on short stages, KERNEL_LOG wt1) where the main launch's tiles end.
+  // positions on short stages, KERNEL_LOG "a line's short last width tile") where the main launch's
+  // tiles end.
   int width_origin;
   // The input, NCDHW, from the chunk's first sample.
   int64_t input_sample_stride, input_channel_stride;
@@ -132,7 +133,7 @@ struct WgradWgmmaConfig {
   // Stages whose B the producers have loaded (in registers) ahead of the one they store:
   // a stage's loads get that many stages' time to arrive. Two rather than one gained 3-9 %
   // where lines are short (a 48-wide line is two stages) and left L1-68 level (KERNEL_LOG
-  // wb1).
+  // "B loaded two stages ahead").
   static constexpr int kBStagesAhead = 2;
   // The block starts with 168 registers a thread (64 K / 384); setmaxnreg.inc waits
   // until the producers' decrease has freed what it asks for, so 128 x (168 - 128) must
@@ -303,7 +304,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       if (rows_needed < segment_rows) {
         const int zero_pieces = (segment_rows - rows_needed) * row_bytes / 16;
-        char* first_zero = shared + slot * p.stage_bytes + Cfg::kBRegionBytes + rows_needed * row_bytes;
+        char* first_zero =
+            shared + slot * p.stage_bytes + Cfg::kBRegionBytes + rows_needed * row_bytes;
         for (int q = tid; q < pairs * zero_pieces; q += 128) {
           const int pair = q / zero_pieces, piece = q - pair * zero_pieces;
           *reinterpret_cast<uint4*>(first_zero + pair * pair_bytes + 16 * piece) = uint4{};

@@ -49,9 +49,9 @@ constexpr int m_tiles_for(int channels, bool half) {
 }
 
 // Positions of a stage: float32 takes 16 where a line is at most 16 wide, so that its
-// one tile is not half zeros (the 16-wide layers: 1.4-1.5x; KERNEL_LOG wp1). A stage of
-// 16 costs nearly what one of 32 does (forced on 64-wide lines: 1.2-1.6x slower), so a
-// width of 48 keeps 32 (N-32-16-k3-s1 1.03x, N-48-24 1.00x, L1-72 0.77x with 16).
+// one tile is not half zeros (the 16-wide layers: 1.4-1.5x; KERNEL_LOG "weight-gradient stages of
+// 16 positions"). A stage of 16 costs nearly what one of 32 does (forced on 64-wide lines: 1.2-1.6x
+// slower), so a width of 48 keeps 32 (N-32-16-k3-s1 1.03x, N-48-24 1.00x, L1-72 0.77x with 16).
 int stage_positions_for(int64_t width, int element_bytes) {
   if (element_bytes != 4) return kWgradTilePositions;
   // The tests force either (forced_form.h: wgrad-wgmma-16, wgrad-wgmma-32).
@@ -64,8 +64,8 @@ int stage_positions_for(int64_t width, int element_bytes) {
 
 // float32 blocks of 3 m-tiles a warpgroup take 2 where that needs no more row blocks
 // (N-32-16-k3-s1: 432 rows, two blocks of 384 or of 256), leaving out m-tiles of rows
-// past the end (KERNEL_LOG ws1: 6 % there). Only with stages of 32 positions (no
-// instance of 16 with 2).
+// past the end (KERNEL_LOG "leaves out empty m-tiles": 6 % there). Only with stages of 32 positions
+// (no instance of 16 with 2).
 int m_tiles_for_rows(int m_tiles, int64_t rows, int positions, int element_bytes) {
   if (element_bytes != 4 || m_tiles != 3 || positions != kWgradTilePositions) {
     return m_tiles;
@@ -86,19 +86,19 @@ int segment_pitch(int64_t channels, int64_t stride) {
 }
 
 // Where the float32 form stages grad_output at its segments' pitch and copies a pair's
-// segment whole (docs/KERNEL_LOG.md g5: 0.96-1.66x against cp.async pieces, 15 of 17
-// layers faster): the pitch.
+// segment whole (docs/KERNEL_LOG.md "segments by bulk copies": 0.96-1.66x against cp.async pieces,
+// 15 of 17 layers faster): the pitch.
 int64_t float32_bulk_staging_pitch(int64_t channels, int64_t stride) {
   return segment_pitch(round_up(channels, 4), stride);
 }
 
-// Where the wgmma form measured faster than mma.sync (docs/KERNEL_LOG.md, g1, g5, wp1):
-// the folded group's input channels in one block (up to 64); in float32 with bulk
-// segments also two to four blocks where the width fills at least 3/4 of its tiles
-// (128 channels 1.12-1.89x; 256 channels 32 wide 1.90x; 16-wide layers of 128 and 256
-// channels on 16-position stages 1.41-1.75x, on half-empty 32-position ones
-// 0.70-0.73x). With cp.async pieces every block re-copies the segments (g1: 0.53-0.85x
-// at 128-256 channels).
+// Where the wgmma form measured faster than mma.sync (docs/KERNEL_LOG.md, "the weight gradient on
+// wgmma", "segments by bulk copies", "weight-gradient stages of 16 positions"): the folded group's
+// input channels in one block (up to 64); in float32 with bulk segments also two to four blocks
+// where the width fills at least 3/4 of its tiles (128 channels 1.12-1.89x; 256 channels 32
+// wide 1.90x; 16-wide layers of 128 and 256 channels on 16-position stages 1.41-1.75x, on
+// half-empty 32-position ones 0.70-0.73x). With cp.async pieces every block re-copies the segments
+// (KERNEL_LOG "the weight gradient on wgmma": 0.53-0.85x at 128-256 channels).
 bool wgmma_weight_gradient_pays(const WgradWgmmaProblem& p, bool half) {
   if (p.channel_blocks == 1) return true;
   const bool filled = 4 * p.width >= 3 * p.positions * p.width_tiles;
@@ -164,10 +164,10 @@ WgmmaWgradLaunch plan_wgmma_launch(const WeightGradientPlan& plan, int element_b
   if (total_rows >= kMaxInt || segment_rows >= kMaxInt / 64) return launch;
   p.total_rows = static_cast<int>(total_rows);
   p.segment_rows = FastDivider(static_cast<uint32_t>(segment_rows));
-  p.pitch = staged_at_pitch      ? p.output_group_channels
-            : element_bytes == 2 ? static_cast<int>(half_segment_pitch(p.output_group_channels,
-                                                                       p.stride_w))
-                                 : segment_pitch(p.output_group_channels, p.stride_w);
+  p.pitch = staged_at_pitch ? p.output_group_channels
+            : element_bytes == 2
+                ? static_cast<int>(half_segment_pitch(p.output_group_channels, p.stride_w))
+                : segment_pitch(p.output_group_channels, p.stride_w);
   p.bulk_segments = staged_at_pitch;
   p.pair_elements = static_cast<int>(segment_rows * p.pitch);
   for (int64_t b = 0; b < p.row_blocks; ++b) {
@@ -207,9 +207,9 @@ struct WgradPart {
 // Where a float32 line's last tile of 32 positions would be at most half full (48
 // wide: 32 + 16), its positions go to a second launch on 16-position stages (`tail`)
 // and `whole_tiles` keeps the whole tiles, so that no k-step meets only zeros (KERNEL_LOG
-// wt1; a condition around the wgmmas instead split their batches, ws1). Measured:
-// N-48-24-k3-s1 0.78x the time, N-32-16-k3-s1 0.97x, and L1-72 (4 groups, stride 2)
-// 1.10x, so one group at width stride 1 only.
+// "a line's short last width tile"; a condition around the wgmmas instead split their batches,
+// "leaves out empty m-tiles"). Measured: N-48-24-k3-s1 0.78x the time, N-32-16-k3-s1 0.97x, and
+// L1-72 (4 groups, stride 2) 1.10x, so one group at width stride 1 only.
 bool plan_tail_launch(const WeightGradientPlan& plan, bool staged_at_pitch,
                       WgmmaWgradLaunch& whole_tiles, WgmmaWgradLaunch& tail) {
   const int width = whole_tiles.p.width;
@@ -248,8 +248,9 @@ WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& 
     split.stages_per_split = (total_stages + max_splits - 1) / max_splits;
     split.splits = (total_stages + split.stages_per_split - 1) / split.stages_per_split;
   }
-  // Whole waves (one block fits a multiprocessor; KERNEL_LOG g6). float32 only: g6 was
-  // measured there, the half forms keep their measured counts.
+  // Whole waves (one block fits a multiprocessor; KERNEL_LOG "splits fitted to whole waves").
+  // float32 only: "splits fitted to whole waves" was measured there, the half forms keep their
+  // measured counts.
   if (!Ops::kHalf) {
     split = fit_wgrad_split_to_waves(split, total_stages, blocks_per_split, multiprocessors,
                                      max_splits, kMinPositions / kPositions);

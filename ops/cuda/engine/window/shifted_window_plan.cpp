@@ -91,8 +91,8 @@ ShiftedWindowPlan plan_shifted_window(const PhaseProblem& p, bool half_operands,
   if (p.cout_padded % kWindowBlockChannels != 0 || (used != 0 && used < least_used)) return plan;
   if (!plan_compact_grid(p, plan)) return plan;
   // Its tiles keep every tap: leaving the halo's out measured no gain on this GEMM
-  // (KERNEL_LOG tc15: 68 1.00x, the k5 wide layers 1.00-1.02x, in float16 1.01-1.05x
-  // slower), where the tap-rows forms gained up to 12 %.
+  // (KERNEL_LOG "leave out the halo's taps": 68 1.00x, the k5 wide layers 1.00-1.02x, in
+  // float16 1.01-1.05x slower), where the tap-rows forms gained up to 12 %.
   plan.skip_halo_taps = false;
   const ResidueParams& rw = p.dim[2].residue[0];
   // The fewest columns computed per plane, counting each block's fixed cost.

@@ -1,11 +1,12 @@
 // The tap-columns form's compute warpgroups with A from registers (wgmma's RS form;
-// KERNEL_LOG tc2, tc3): per k-step a lane loads its window fragment from the stage's
-// unsplit quad planes once and splits it into TF32 hi and lo, and the three products
-// read them from registers; only B (the weights) comes from shared memory. The form
+// KERNEL_LOG "A from registers", "unsplit quad planes"): per k-step a lane loads its window
+// fragment from the stage's unsplit quad planes once and splits it into TF32 hi and lo, and the
+// three products read them from registers; only B (the weights) comes from shared memory. The form
 // with both operands there reads the 64-position A for each of the three wgmmas and
 // needs twice the window's bytes staged, which is what capped it (the shared-memory
-// model in KERNEL_LOG tc1). Two fragment sets alternate between stages, so a stage's
-// loads overlap the previous stage's wgmmas; one stage stays in flight.
+// model in KERNEL_LOG "(width tap, channel) rows on wgmma's N"). Two fragment sets alternate
+// between stages, so a stage's loads overlap the previous stage's wgmmas; one stage stays in
+// flight.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,7 @@ struct WindowFragments {
 // window_pitch rows of 4 floats: element (row, k) at quad k / 4, element k % 4. `row0`
 // is this lane's row g of m-tile 0, m-tile mt's 64 rows on. (Written out rather than
 // through FragmentOffsets: offsets as constants from one base made L1-70 5 % faster
-// than per-tile registers, KERNEL_LOG tc6.)
+// than per-tile registers, KERNEL_LOG "why the box kernel is slow".)
 template <int kStageSteps, int kMTiles>
 __device__ __forceinline__ void load_staged_fragments(const float* stage, int window_pitch,
                                                       int row0, int t,
@@ -83,7 +84,8 @@ __device__ __forceinline__ void load_box_fragments(const float* stage,
 // channel kFlatBoxWidth floats, so each value lies a compile-time distance from `lane`
 // (flat_fragment_lane) and the loads need no address arithmetic: with runtime offsets
 // (load_box_fragments) L1-70's flat tiles ran 190 instructions a k-step against the
-// staged form's 168, and 61, 58 and 70 were 4-6 % slower (KERNEL_LOG tc13).
+// staged form's 168, and 61, 58 and 70 were 4-6 % slower (KERNEL_LOG "fragments at compile-time
+// offsets").
 template <int kStageSteps, int kMTiles>
 __device__ __forceinline__ const float* flat_fragment_lane(const float* stage, int row0, int t) {
   // A lane's rows (row0, + 8, + 64 per m-tile) share row0's box: row0 % 128 is below

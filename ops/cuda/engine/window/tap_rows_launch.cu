@@ -192,8 +192,8 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
   }
 }
 
-// The tap-columns form on unsplit quad planes (KERNEL_LOG tc3), A from registers: its
-// default.
+// The tap-columns form on unsplit quad planes (KERNEL_LOG, the entry of that name), A from
+// registers: its default.
 void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
                             const TapRowsPlan& plan, const at::Tensor& source,
                             const at::Tensor& packed, const at::Tensor& bias, at::Tensor& output,

@@ -70,8 +70,8 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
   plan.rows_used = rw.taps * plan.channel_pitch;
   if (rw.taps < 2 || plan.rows_used > (positions_on_m ? 256 : 128)) return plan;
   if (positions_on_m) {
-    const auto choices = raw_quads ? std::begin(kTapColumnsRowChoices)
-                                   : std::begin(kSharedTapColumnsRowChoices);
+    const auto choices =
+        raw_quads ? std::begin(kTapColumnsRowChoices) : std::begin(kSharedTapColumnsRowChoices);
     const auto end =
         raw_quads ? std::end(kTapColumnsRowChoices) : std::end(kSharedTapColumnsRowChoices);
     if (half_operands || std::count(choices, end, plan.rows_used) == 0) return plan;
@@ -130,17 +130,17 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
 }
 
 // The row counts where the form with both operands from shared memory beat the next
-// mainloop on the forward, in one process (docs/KERNEL_LOG.md, tc1): against the
-// tap-rows form 72 rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80 rows 1.05x (96 rows
-// equal, 48 rows 0.91x); against the shifted-window GEMM 144 rows 1.10x (L1-61 3.29 ->
+// mainloop on the forward, in one process (docs/KERNEL_LOG.md, "(width tap, channel) rows on
+// wgmma's N"): against the tap-rows form 72 rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80 rows 1.05x
+// (96 rows equal, 48 rows 0.91x); against the shifted-window GEMM 144 rows 1.10x (L1-61 3.29 ->
 // 2.98 ms).
 constexpr int kSharedTapColumnsPayingRows[] = {72, 80, 144};
 
 bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient) {
-  // The window unsplit into registers (tc3), against the next mainloop: every row count
-  // it is built for, 1.02x (64 rows) to 1.43x (72); and the input gradient, against its
-  // default mainloop: 1.05x (96 rows) to 1.45x (160; L1-61's, 144 rows, 3.42 -> 2.57 ms;
-  // L1-68's, 160, 16.2 -> 12.2 ms).
+  // The window unsplit into registers (KERNEL_LOG "unsplit quad planes"), against the next
+  // mainloop: every row count it is built for, 1.02x (64 rows) to 1.43x (72); and the input
+  // gradient, against its default mainloop: 1.05x (96 rows) to 1.45x (160; L1-61's, 144 rows, 3.42
+  // -> 2.57 ms; L1-68's, 160, 16.2 -> 12.2 ms).
   if (raw_quads) return true;
   if (input_gradient) return false;
   for (const int paying : kSharedTapColumnsPayingRows) {
@@ -186,39 +186,41 @@ TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient
 }
 
 bool source_tiles_may_pay(const TapRowsPlan& plan, bool input_gradient) {
-  // One process (KERNEL_LOG tc14): N-16-8's input gradient (48 rows) 0.658 ms on the
-  // staged planes against 0.965 on flat tiles (1.47 on window boxes, tc5); N-48-24's
-  // (144 rows) 0.927 against 0.848, and 48-row forwards gain from the boxes (tc6).
+  // One process (KERNEL_LOG "input gradients of 48 rows"): N-16-8's input gradient (48 rows) 0.658
+  // ms on the staged planes against 0.965 on flat tiles (1.47 on window boxes, "window read by
+  // TMA"); N-48-24's (144 rows) 0.927 against 0.848, and 48-row forwards gain from the boxes
+  // (KERNEL_LOG "why the box kernel is slow").
   return !(input_gradient && plan.rows_used <= 48);
 }
 
 bool flat_tiles_pay(const PhaseProblem& p, const TapRowsPlan& flat, bool input_gradient) {
-  // One process, with tc13's offsets, against the plan before them (KERNEL_LOG tc11):
-  // input gradients 1.03-1.57x (L1-68 11.92 -> 11.61 ms, N-16-8 1.48 -> 0.93, N-48-24,
-  // N-32-16-k3); the forward of L1-70 (its tiles 1.03x the plane's rows) 5.64 -> 5.22;
-  // but forwards whose last tile of a plane is mostly empty (1.11-1.14x: N-48-24,
-  // N-32-16-k3, N-64-16-k4) 0.94-0.96x.
+  // One process, with the compile-time offsets (KERNEL_LOG "fragments at compile-time offsets"),
+  // against the plan before them (KERNEL_LOG "flat tiles"): input gradients 1.03-1.57x (L1-68 11.92
+  // -> 11.61 ms, N-16-8 1.48 -> 0.93, N-48-24, N-32-16-k3); the forward of L1-70 (its tiles 1.03x
+  // the plane's rows) 5.64 -> 5.22; but forwards whose last tile of a plane is mostly empty
+  // (1.11-1.14x: N-48-24, N-32-16-k3, N-64-16-k4) 0.94-0.96x.
   const int64_t rows = int64_t{p.dim[1].max_positions} * p.source_extent[2];
   const int64_t computed = int64_t{flat.window.column_blocks} * flat.window.block_columns;
   return input_gradient || 16 * computed <= 17 * rows;
 }
 
 bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed) {
-  // One process, against the staged planes (tc5): 3 width taps 1.02-1.19x (L1-61 2.81 ->
-  // 2.68 ms, N-48-24 0.81 -> 0.69, N-64-32-k3 0.41 -> 0.35); 5 taps 0.96-1.01x (L1-68,
-  // N-32-16-k5); 7 taps 0.75x (L1-58 0.83 -> 1.11 ms). Against tc3's staged kernel
-  // (tc6, one call): L1-61 (boxes 1.57x the window's rows) 1.05-1.08x, N-48-24 and
-  // N-32-16-k3 (1.41x) 1.10-1.16x, N-64-32-k3 (1.38x) 1.13-1.21x; L1-70 (1.94x) 0.97-0.99x.
+  // One process, against the staged planes (KERNEL_LOG "window read by TMA"): 3 width
+  // taps 1.02-1.19x (L1-61 2.81 -> 2.68 ms, N-48-24 0.81 -> 0.69, N-64-32-k3 0.41 -> 0.35); 5 taps
+  // 0.96-1.01x (L1-68, N-32-16-k5); 7 taps 0.75x (L1-58 0.83 -> 1.11 ms). Against the staged kernel
+  // of "unsplit quad planes" (KERNEL_LOG "why the box kernel is slow", one call): L1-61
+  // (boxes 1.57x the window's rows) 1.05-1.08x, N-48-24 and N-32-16-k3 (1.41x) 1.10-1.16x,
+  // N-64-32-k3 (1.38x) 1.13-1.21x; L1-70 (1.94x) 0.97-0.99x.
   const int box_floats = boxed.box_width * boxed.box_lines;
   return p.dim[2].residue[0].taps == 3 && 4 * box_floats <= 7 * boxed.window.window_rows;
 }
 
 bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined) {
-  // One process, against the default before them (KERNEL_LOG tc9, tc10), forward: L1-58
-  // (112 rows) 0.830 -> 0.635 ms, L1-61 (144) 2.74 -> 2.61, N-32-16-k5 (80) 0.514 ->
-  // 0.432, N-64-32-k3 (96) 0.388 -> 0.333; but N-48-24 (72) 0.751 -> 0.808 and N-32-16-k3
-  // (48) 0.513 -> 0.550. Input gradients: 96 to 160 rows 1.08-1.22x. At 68 of a block's
-  // 128 rows (L1-68's input gradient, one 68-wide line) 12.35 -> 20.47 ms.
+  // One process, against the default before them (KERNEL_LOG "the window as whole source lines",
+  // "line tiles with two m-tiles"), forward: L1-58 (112 rows) 0.830 -> 0.635 ms, L1-61 (144) 2.74
+  // -> 2.61, N-32-16-k5 (80) 0.514 -> 0.432, N-64-32-k3 (96) 0.388 -> 0.333; but N-48-24 (72) 0.751
+  // -> 0.808 and N-32-16-k3 (48) 0.513 -> 0.550. Input gradients: 96 to 160 rows 1.08-1.22x. At 68
+  // of a block's 128 rows (L1-68's input gradient, one 68-wide line) 12.35 -> 20.47 ms.
   const int rows = lined.tile_lines * p.source_extent[2];
   return lined.rows_used >= 80 && 8 * rows >= 7 * lined.window.block_columns;
 }
@@ -283,8 +285,9 @@ bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
 
 bool tap_rows_pays(bool input_gradient) {
   // Every stride-1 forward it applies to measured at least as fast as the other
-  // mainloops (docs/KERNEL_LOG.md, s4: 1.00-1.64x, L1-58 1.55x), even with 24 of 64
-  // M rows used; the input gradients it applies to measured 0.97-1.03x.
+  // mainloops (docs/KERNEL_LOG.md, "the tap-rows form of the shifted window": 1.00-1.64x,
+  // L1-58 1.55x), even with 24 of 64 M rows used; the input gradients it applies to measured
+  // 0.97-1.03x.
   return !input_gradient;
 }
 

@@ -17,9 +17,9 @@
 namespace ct3d::cuda {
 
 // K-steps per pipeline stage. Float32 (8-channel k-steps): one per 64-row half, so
-// that a stage holds six wgmmas either way (docs/KERNEL_LOG.md, s4: with two halves,
-// a whole chunk per stage took 58 from 1.03 to 0.94 ms; with one, the blocks' twice
-// wider windows left 3 slots and lost 7-40 %). Float16 and bfloat16 (16-channel
+// that a stage holds six wgmmas either way (docs/KERNEL_LOG.md, "the tap-rows form of the shifted
+// window": with two halves, a whole chunk per stage took 58 from 1.03 to 0.94 ms; with one, the
+// blocks' twice wider windows left 3 slots and lost 7-40 %). Float16 and bfloat16 (16-channel
 // k-steps, one wgmma each): twice as many, the same bytes per stage.
 constexpr int tap_rows_stage_steps(int halves, bool half_operands) {
   return half_operands ? 2 * halves : halves;
@@ -29,14 +29,15 @@ constexpr int kTapRowsChannelStep = 8;
 // wgmma N of one compute warpgroup, the shapes the kernel is built for.
 constexpr int kTapRowsColumnChoices[] = {128, 160};
 // The tap-columns form (float32): its rows on wgmma's N, so every row counts. Its
-// default mainloop (KERNEL_LOG tc3) takes the window unsplit into registers (A) and
-// the weights from shared memory (B); the N it is built for: 3 width taps x 16 to 48
-// channels, 4 x 16, 5 x 16 or 32, 7 x 16. Two m-tiles of 64 positions per compute
-// warpgroup up to 80 rows, one above (accumulators and totals: N x m-tiles registers,
-// beside two sets of window fragments, within the compute warpgroups' 224).
+// default mainloop (KERNEL_LOG "unsplit quad planes") takes the window unsplit into registers (A)
+// and the weights from shared memory (B); the N it is built for: 3 width taps x 16 to 48 channels,
+// 4 x 16, 5 x 16 or 32, 7 x 16. Two m-tiles of 64 positions per compute warpgroup up to 80 rows,
+// one above (accumulators and totals: N x m-tiles registers, beside two sets of window fragments,
+// within the compute warpgroups' 224).
 constexpr int kTapColumnsRowChoices[] = {48, 64, 72, 80, 96, 112, 144, 160};
-// The form with both operands from shared memory (tc1; where the raw form's plan does
-// not fit, and forced by the tests' tap-columns-shared): two m-tiles up to 96 rows.
+// The form with both operands from shared memory (KERNEL_LOG "(width tap, channel) rows on wgmma's
+// N"; where the raw form's plan does not fit, and forced by the tests' tap-columns-shared): two
+// m-tiles up to 96 rows.
 constexpr int kSharedTapColumnsRowChoices[] = {48, 72, 80, 96, 144};
 constexpr int tap_columns_m_tiles(int rows, bool raw_quads) {
   return rows <= (raw_quads ? 80 : 96) ? 2 : 1;
@@ -44,7 +45,8 @@ constexpr int tap_columns_m_tiles(int rows, bool raw_quads) {
 
 // Line and flat tiles' boxes: a channel's 128 rows and 4 floats, an odd number of 4-float
 // groups (window_boxes.cuh), one box per 128 rows; past the tile's rows a box reads the
-// next line or TMA's zeros. The device code reads them at compile-time offsets (tc13).
+// next line or TMA's zeros. The device code reads them at compile-time offsets (KERNEL_LOG
+// "fragments at compile-time offsets").
 constexpr int kFlatBoxRows = 128;
 constexpr int kFlatBoxWidth = kFlatBoxRows + 4;
 static_assert(kFlatBoxWidth / 4 % 2 == 1, "a box's 4-float groups odd");
@@ -66,18 +68,17 @@ struct TapRowsPlan {
   // registers (RawTf32Operands): 2 planes per k-step instead of 4.
   bool raw_quads = false;
   // The tap-columns form's window loaded by TMA straight from the source, no staging
-  // pass (window_boxes.cuh; KERNEL_LOG tc5): per stage one box of box_lines lines x
-  // box_width floats x the stage's channels, a line's compact position 0 box_lead floats
-  // in (TMA starts a box line at a 16-byte boundary of the source). 0: the window comes
-  // from staged planes.
+  // pass (window_boxes.cuh; KERNEL_LOG "window read by TMA"): per stage one box of box_lines lines
+  // x box_width floats x the stage's channels, a line's compact position 0 box_lead floats in (TMA
+  // starts a box line at a 16-byte boundary of the source). 0: the window comes from staged planes.
   int box_width = 0, box_lines = 0, box_lead = 0;
-  // Line tiles (KERNEL_LOG tc9; 0: none): a block's positions are tile_lines whole
-  // target lines x the source's width, its rows source positions of one plane in order
-  // (no halo columns computed), and a stage's box one run of the plane seen flat, the
-  // halos TMA's zeros; box_lines is 1. window.column_step is tile_lines, and a tile's
-  // column0 its first target line.
+  // Line tiles (KERNEL_LOG "the window as whole source lines"; 0: none): a block's positions are
+  // tile_lines whole target lines x the source's width, its rows source positions of one plane in
+  // order (no halo columns computed), and a stage's box one run of the plane seen flat, the halos
+  // TMA's zeros; box_lines is 1. window.column_step is tile_lines, and a tile's column0 its first
+  // target line.
   int tile_lines = 0;
-  // Flat tiles (KERNEL_LOG tc11; 0: none): where whole lines do not fill a
+  // Flat tiles (KERNEL_LOG "flat tiles"; 0: none): where whole lines do not fill a
   // block, its rows are flat_step (a multiple of 4) apart in the plane seen flat
   // (target line x source width + source column), and neighbouring tiles overlap by the
   // width taps' span; a tile's column0 is its first flat row, and it stores the outputs
@@ -101,10 +102,11 @@ struct TapRowsPlan {
 TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false,
                           bool positions_on_m = false, bool raw_quads = false);
 
-// Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, s4): the forward.
+// Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, "the tap-rows form of the
+// shifted window"): the forward.
 bool tap_rows_pays(bool input_gradient);
-// Where its tap-columns form is (docs/KERNEL_LOG.md, tc1 and tc3), given the plan's
-// rows and staging.
+// Where its tap-columns form is (docs/KERNEL_LOG.md, "(width tap, channel) rows on wgmma's N" and
+// "unsplit quad planes"), given the plan's rows and staging.
 bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient);
 // Whether the float32 launch takes the tap-columns form (where it pays, or as the
 // tests force it: forced_form.h), and where its plan applies: its plan, else one with
@@ -128,24 +130,24 @@ bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // width at most a block's positions (128 or 256) and a multiple of 4 floats.
 bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // Where line tiles (a plan_line_boxes plan) measured faster than the plan before them
-// (docs/KERNEL_LOG.md, tc9 and tc10): at least 80 rows, and whole lines filling at least
-// 7/8 of the block's positions.
+// (docs/KERNEL_LOG.md, "the window as whole source lines" and "line tiles with two m-tiles"): at
+// least 80 rows, and whole lines filling at least 7/8 of the block's positions.
 bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined);
 // Flat tiles (flat_step) for a register-A tap-columns plan, and its stages and slots;
 // false (the plan unchanged) where they do not apply: the source's width a multiple of
 // 4 floats, and a block at least twice the width taps' span.
 bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan);
 // Where flat tiles (a plan_flat_boxes plan, where line tiles do not pay) measured faster
-// than the plan before them (docs/KERNEL_LOG.md, tc11): every input gradient, and the
+// than the plan before them (docs/KERNEL_LOG.md, "flat tiles"): every input gradient, and the
 // forwards whose tiles compute at most 17/16 of the plane's rows.
 bool flat_tiles_pay(const PhaseProblem& p, const TapRowsPlan& flat, bool input_gradient);
 // Whether any of the three TMA-read forms may pay for a plan (checked first): not for
 // input gradients of at most 48 rows, where the staged planes measured faster than flat
-// tiles and window boxes (docs/KERNEL_LOG.md, tc14).
+// tiles and window boxes (docs/KERNEL_LOG.md, "input gradients of 48 rows").
 bool source_tiles_may_pay(const TapRowsPlan& plan, bool input_gradient);
 // Where the boxes (a plan_window_boxes plan) measured faster than the staged planes
-// (docs/KERNEL_LOG.md, tc5 and tc6): 3 width taps, and a channel's box at most 1.75x the
-// window's rows.
+// (docs/KERNEL_LOG.md, "window read by TMA" and "why the box kernel is slow"): 3 width taps, and a
+// channel's box at most 1.75x the window's rows.
 bool window_boxes_pay(const PhaseProblem& p, const TapRowsPlan& boxed);
 
 }  // namespace ct3d::cuda

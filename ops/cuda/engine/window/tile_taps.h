@@ -1,11 +1,10 @@
-// The (depth tap, height tap) pairs a shifted-window tile needs (KERNEL_LOG tc15). A
-// stride-1 target plane qd reads source plane qd + first_shift + td * shift_step at
-// depth tap td, and a target line likewise its source line at each height tap. Where
-// every stored output of a tile reads outside the source at a tap (the planes and lines
-// next to the target's borders), that tap's terms are the zero halo's, so the tile's
-// walk leaves its stages out: 58's 18 target planes read 16 source planes, 11 % of its
-// (plane, depth tap) pairs halo. Host and device code, so that the unit tests can check
-// every stored output's reads.
+// The (depth tap, height tap) pairs a shifted-window tile needs (KERNEL_LOG "leave out the halo's
+// taps"). A stride-1 target plane qd reads source plane qd + first_shift + td * shift_step at depth
+// tap td, and a target line likewise its source line at each height tap. Where every stored output
+// of a tile reads outside the source at a tap (the planes and lines next to the target's borders),
+// that tap's terms are the zero halo's, so the tile's walk leaves its stages out: 58's 18 target
+// planes read 16 source planes, 11 % of its (plane, depth tap) pairs halo. Host and device code, so
+// that the unit tests can check every stored output's reads.
 #pragma once
 
 #include "ops/common/conv_geometry.h"  // CT3D_HOST_DEVICE

@@ -65,8 +65,8 @@ struct TapColumnsConfig : WindowBlockShape<kRows, Operands> {
   static constexpr int kEpilogueThreads = 96;
 };
 
-// The epilogue, in two halves so that the tensor pipe need not wait for it (KERNEL_LOG
-// s6): the compute warpgroups write their partial sums (rows 64 * half + 16 w + g (+ 8)
+// The epilogue, in two halves so that the tensor pipe need not wait for it (KERNEL_LOG,
+// "spare warps"): the compute warpgroups write their partial sums (rows 64 * half + 16 w + g (+ 8)
 // at columns column_offset + 8 j + 2 t (+ 1) for lane (g, t) of warp w) into shared
 // memory and go on to the next tile; the producer warpgroup's spare warps add each
 // output's width taps from there and store it.
@@ -272,7 +272,8 @@ __device__ __forceinline__ void store_tap_rows_tiles(
 
 // kBoxes (the register-A form, plan.box_width > 0): the window by TMA boxes of the
 // source. A template argument, so that the staged form keeps its fixed pool address and
-// its fragment offsets as constants (L1-70 5 % faster, KERNEL_LOG tc6).
+// its fragment offsets as constants (L1-70 5 % faster, KERNEL_LOG
+// "why the box kernel is slow").
 template <class Cfg, bool kBoxes = false>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tap_rows_kernel(const __grid_constant__ PhaseProblem p, const TapRowsPlan plan,

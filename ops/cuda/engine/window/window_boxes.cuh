@@ -1,5 +1,5 @@
 // The tap-columns form's window loaded by TMA straight from the source (KERNEL_LOG
-// tc5): no staging pass. The compact grid (shifted_window_plan.h) is the source at
+// "window read by TMA"): no staging pass. The compact grid (shifted_window_plan.h) is the source at
 // its halo offsets with shared zero gaps; a window's rows from row R0 on are lines
 // of one depth plane, so per stage one box of the 5-D source (width, height, depth,
 // channel, sample) holds them: box_lines lines from R0's line, each box_width floats
@@ -10,13 +10,13 @@
 // columns that are not stored read them (the compact grid's own gaps end every read
 // of a stored output inside its plane).
 //
-// Line tiles (plan.tile_lines > 0, KERNEL_LOG tc9): a tile is whole target lines, its
-// rows the source positions of the lines its taps read, in order; per (depth tap,
+// Line tiles (plan.tile_lines > 0, KERNEL_LOG "the window as whole source lines"): a tile is whole
+// target lines, its rows the source positions of the lines its taps read, in order; per (depth tap,
 // height tap) one run of the source's plane seen flat, starting at the first line's
 // position 0: no halo columns are computed, and the run is the rows (and 4 floats), a
 // box per 128 rows (plan.stage_boxes: with two m-tiles one per compute warpgroup).
 // Lines above or below the plane are flat positions outside it: TMA's zeros.
-// Flat tiles (plan.flat_step > 0, tc11) read the same boxes from a tile's first flat row.
+// Flat tiles (plan.flat_step > 0, "flat tiles") read the same boxes from a tile's first flat row.
 //
 // In shared memory a stage's window is [channel][line][box_width]. A lane's A values
 // (rows g and g + 8, k t and t + 4) are channels 2t and 2t + 1 of the k-step (the
@@ -73,10 +73,9 @@ __device__ __forceinline__ FragmentOffsets<kMTiles> box_fragment_offsets(const T
 template <int kStageSteps, class CopyWeights>
 __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, const TapRowsPlan& plan,
                                                      const WindowTile& tile, const TileTaps& taps,
-                                                     const void* window_map,
-                                                     uint32_t shared_base, uint32_t full0,
-                                                     uint32_t empty0, uint32_t step_weight_bytes,
-                                                     RingPosition& ring,
+                                                     const void* window_map, uint32_t shared_base,
+                                                     uint32_t full0, uint32_t empty0,
+                                                     uint32_t step_weight_bytes, RingPosition& ring,
                                                      CopyWeights&& copy_weights) {
   const ShiftedWindowPlan& window = plan.window;
   const ResidueParams& rd = p.dim[0].residue[0];
@@ -85,9 +84,9 @@ __device__ __forceinline__ void produce_window_boxes(const PhaseProblem& p, cons
   const int stages = taps.depth.count * taps.height.count * k_steps / kStageSteps;
   const int64_t first_row =
       window.origin + tile.qd * window.plane_pitch + tile.column0 + window.min_width_shift;
-  const uint32_t expected = kStageSteps * (8u * plan.box_width * plan.box_lines * 4 *
-                                                plan.stage_boxes +
-                                            step_weight_bytes);
+  const uint32_t expected =
+      kStageSteps *
+      (8u * plan.box_width * plan.box_lines * 4 * plan.stage_boxes + step_weight_bytes);
   const uint32_t box_bytes = kStageSteps * 8u * plan.box_width * 4;  // a line or flat tile's box
   const int channel0 = static_cast<int>(tile.group) * p.cin_per_group;
   const int sample = static_cast<int>(tile.n);

@@ -67,9 +67,8 @@ struct SplitTf32Operands {
   // lo*hi, hi*lo, hi*hi of A = a_hi + a_lo and B = b_hi + b_lo (hi*hi alone where the
   // operands are exact).
   template <class Mma, int kAccumulators>
-  static __device__ __forceinline__ void split_products(float (&acc)[kAccumulators],
-                                                        uint64_t a_hi, uint64_t a_lo,
-                                                        uint64_t b_hi, uint64_t b_lo,
+  static __device__ __forceinline__ void split_products(float (&acc)[kAccumulators], uint64_t a_hi,
+                                                        uint64_t a_lo, uint64_t b_hi, uint64_t b_lo,
                                                         int accumulate) {
     if constexpr (!kExact) {
       Mma::run(acc, a_lo, b_hi, accumulate);
@@ -80,7 +79,8 @@ struct SplitTf32Operands {
   }
 };
 
-// - RawTf32Operands (the tap-columns form's default, A from registers; KERNEL_LOG tc3):
+// - RawTf32Operands (the tap-columns form's default, A from registers; KERNEL_LOG "unsplit quad
+// planes"):
 //   float32 as it is, in quad planes of 4 channels (quad_staging.h, stage_quads); a
 //   k-step is 8 channels in 2 planes, split into hi and lo in the compute lanes'
 //   registers; the weights hi then lo, as SplitTf32Operands'.
@@ -112,14 +112,13 @@ struct HalfOperands {
     return element_from_float<Element>(value);
   }
 
-
   // A: the weights at `weights` (core matrices as SplitTf32Operands', 8 values per
   // row). B: the window's columns, channels 0-7 of the k-step at `columns`, 8-15 one
   // plane on.
   template <class Mma, int kAccumulators>
   static __device__ __forceinline__ void products(float (&acc)[kAccumulators], uint32_t weights,
-                                                  uint32_t, uint32_t columns,
-                                                  uint32_t plane_bytes, int accumulate) {
+                                                  uint32_t, uint32_t columns, uint32_t plane_bytes,
+                                                  int accumulate) {
     Mma::run(acc, matrix_descriptor(weights, 128, 256),
              matrix_descriptor(columns, plane_bytes, 128), accumulate);
   }
