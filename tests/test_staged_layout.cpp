@@ -5,7 +5,7 @@
 
 #include "catch.h"
 #include "ops/common/conv_transpose3d_args.h"
-#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
 
 namespace {

@@ -17,6 +17,7 @@
 #include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/cuda/channel_sums.h"
+#include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"

@@ -11,6 +11,7 @@
 
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/direct_kernel.h"
+#include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/winograd/winograd_forward.h"

@@ -10,8 +10,8 @@
 #include <type_traits>
 
 #include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/gather/half_gather.h"
-#include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/gather/wgmma_half_gather_kernel.cuh"
 #include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/staging/half_window_weights.h"

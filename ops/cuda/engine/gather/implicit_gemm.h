@@ -36,13 +36,4 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
                           const ExactRerun& exact_rerun = nullptr,
                           const at::Tensor& staged = at::Tensor());
 
-// Outputs no tap reaches are the bias alone (PhaseProblem::uncovered_outputs): both
-// gathering launchers (this one and half_gather.h) fill the whole output with the bias
-// (or zeros) first, then run the GEMM over the phases that have taps.
-void fill_uncovered_outputs(const at::Tensor& bias, at::Tensor& output);
-
-// The layout the GEMM stages its source in: channels padded to the pipeline's
-// k-chunk, the problem's halos.
-StagedLayout gather_staged_layout(const GatherProblem& problem);
-
 }  // namespace ct3d::cuda

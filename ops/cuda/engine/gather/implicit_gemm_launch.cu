@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "ops/cuda/device_capability.h"
+#include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/gather/implicit_gemm_kernel.cuh"
 #include "ops/cuda/engine/gather/wgmma_kernel.cuh"
@@ -18,7 +19,6 @@
 #include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/problem/implicit_gemm_problem.h"
 #include "ops/cuda/engine/staging/staging.h"
-#include "ops/cuda/engine/staging/weight_packing.cuh"
 #include "ops/cuda/engine/staging/weight_packing.h"
 #include "ops/cuda/engine/strided_lines/strided_lines.h"
 #include "ops/cuda/engine/window/shifted_window.h"
@@ -181,49 +181,10 @@ void launch_gather(const GemmPlan& plan, int* flag, const at::Tensor& source,
 
 }  // namespace
 
-at::Tensor pack_weights(const GatherProblem& problem, const PhaseProblem& p, int fold,
-                        bool positions_on_m, int wgmma_n, int* nonfinite, const at::Tensor& weight,
-                        cudaStream_t stream) {
-  const int64_t packed_elements = problem.groups * p.packed_group_stride;
-  at::Tensor packed = at::empty({packed_elements}, weight.options());
-  constexpr int kPackThreads = 256;
-  const int64_t pack_blocks =
-      std::min<int64_t>((packed_elements + kPackThreads - 1) / kPackThreads, 4096);
-  pack_weight_fragments_kernel<<<pack_blocks, kPackThreads, 0, stream>>>(
-      weight.const_data_ptr<float>(), problem.weight, packed.mutable_data_ptr<float>(),
-      packed_elements, p.cin_per_group / fold, p.cout_per_group / fold, fold, p.cin_padded,
-      p.cout_padded, static_cast<int>(problem.taps()), positions_on_m, wgmma_n, nonfinite);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return packed;
-}
-
-void fill_uncovered_outputs(const at::Tensor& bias, at::Tensor& output) {
-  if (bias.defined()) {
-    output.copy_(bias.view({1, -1, 1, 1, 1}).expand_as(output));
-  } else {
-    output.zero_();
-  }
-}
-
-StagedLayout gather_staged_layout(const GatherProblem& problem) {
-  StagedLayout layout;
-  layout.groups = problem.groups;
-  layout.channels_per_group = problem.reduce_channels;
-  layout.padded_channels_per_group = round_up(problem.reduce_channels, kBlockK);
-  for (int i = 0; i < kSpatialDims; ++i) {
-    const GatherDim& dim = problem.dim[i];
-    layout.extent[i] = dim.source_extent;
-    layout.halo_low[i] = dim.halo.low;
-    layout.staged_extent[i] = dim.source_extent + dim.halo.low + dim.halo.high;
-  }
-  return layout;
-}
-
 bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) {
   if (dtype != at::kFloat) return false;
   // mma.sync TF32 and cp.async: sm_80 and newer, with this library's code for it.
-  if (device_capability() < kTensorCoreCapability ||
-      !has_kernel_image(reinterpret_cast<const void*>(&pack_weight_fragments_kernel))) {
+  if (device_capability() < kTensorCoreCapability || !weight_packing_runs_here()) {
     return false;
   }
   int64_t positions_per_sample = 1;

@@ -16,4 +16,8 @@ at::Tensor pack_weights(const GatherProblem& problem, const PhaseProblem& p, int
                         bool positions_on_m, int wgmma_n, int* nonfinite, const at::Tensor& weight,
                         cudaStream_t stream);
 
+// Whether this library holds packing code the current device runs (the engine's
+// kernels are built for the same architectures).
+bool weight_packing_runs_here();
+
 }  // namespace ct3d::cuda

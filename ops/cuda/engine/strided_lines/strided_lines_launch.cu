@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/staging/tap_row_weights.cuh"
 #include "ops/cuda/engine/strided_lines/strided_lines.h"
 #include "ops/cuda/engine/strided_lines/wgmma_strided_lines_kernel.cuh"

@@ -12,33 +12,11 @@
 #include <ATen/core/Tensor.h>
 #include <cuda_runtime.h>
 
-#include <functional>
-
-#include "ops/common/conv_geometry.h"
-#include "ops/cuda/engine/staging/staging.h"
+#include "ops/cuda/engine/weight_gradient/weight_gradient_plan.h"
 
 namespace ct3d::cuda {
 
-// The plan of one call, made once: small groups folded (block-diagonal tiles whose
-// off-diagonal blocks are computed and dropped) and both operands' staged layouts.
-struct WeightGradientPlan {
-  ConvGeometry geometry;
-  int64_t fold = 1, groups = 1, cin = 0, cout = 0;  // folded groups and their channels
-  StagedLayout input, output;
-  // Operands widened from float16 or bfloat16: exact in TF32, so the wgmma mainloop
-  // takes one product per multiply-add (hi*hi) instead of three.
-  bool operands_exact_in_tf32 = false;
-};
-
-WeightGradientPlan plan_weight_gradient(const ConvGeometry& geometry);
-
 bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype);
-
-// Called once per chunk of samples, after the chunk's GEMM is queued, with the
-// chunk's grad_output staged in plan.output's layout: the fused backward runs the
-// input gradient on it, so grad_output is staged once for both gradients.
-using StagedChunkHook = std::function<void(int64_t first_sample, int64_t samples,
-                                           const at::Tensor& staged_grad_output)>;
 
 // input: contiguous (N, C_in, *input); grad_output: contiguous (N, C_out, *output);
 // grad_weight: contiguous (C_in, C_out / groups, *kernel), every element written.
@@ -72,7 +50,5 @@ bool launch_half_weight_gradient(const WeightGradientPlan& plan, const at::Tenso
 // input channels make up for (blocks of 64, or several blocks, which then fall back to
 // mma.sync, lose more than the staging pass saves; KERNEL_LOG "shares its staged grad_output").
 bool sharing_staged_output_pays(const WeightGradientPlan& plan);
-
-constexpr int64_t kWeightGradientWorkspaceFloats = int64_t{1} << 24;  // 64 MB
 
 }  // namespace ct3d::cuda

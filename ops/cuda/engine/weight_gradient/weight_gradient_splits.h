@@ -10,7 +10,7 @@
 #include <functional>
 
 #include "ops/cuda/device_capability.h"  // multiprocessor_count
-#include "ops/cuda/engine/weight_gradient/weight_gradient.h"
+#include "ops/cuda/engine/weight_gradient/weight_gradient_plan.h"
 
 namespace ct3d::cuda {
 

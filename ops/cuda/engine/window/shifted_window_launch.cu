@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/staging/half_window_weights.h"
 #include "ops/cuda/engine/staging/weight_packing.h"
 #include "ops/cuda/engine/window/shifted_window.h"

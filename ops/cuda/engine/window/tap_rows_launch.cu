@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/gather/implicit_gemm_layout.cuh"
 #include "ops/cuda/engine/staging/half_window_weights.h"
 #include "ops/cuda/engine/staging/tap_row_weights.cuh"

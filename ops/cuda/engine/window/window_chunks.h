@@ -9,7 +9,8 @@
 
 #include <algorithm>
 
-#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/gather/gather_operands.h"
+#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/staging/quad_staging.h"
 #include "ops/cuda/engine/window/shifted_window_plan.h"
 
