@@ -78,8 +78,12 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
                            : "direct kernel (past the engine's limits)";
   // The tensors' layouts as the ops make them; meta tensors give the strides (and stand
   // for the outputs the ops allocate).
-  const at::Tensor input5 = (args.batched ? input : input.unsqueeze(0)).contiguous();
   const at::TensorOptions meta = input.options().device(at::kMeta);
+  // The forward's source as the op passes it: the input itself where it is contiguous,
+  // else a contiguous copy, for which a meta tensor stands (explain copies nothing).
+  const at::Tensor batched_input = args.batched ? input : input.unsqueeze(0);
+  const at::Tensor input5 =
+      batched_input.is_contiguous() ? batched_input : at::empty(batched_input.sizes(), meta);
   at::Tensor output = at::empty_symint(
       args.output_shape(), meta.memory_format(output_memory_format(args, input, weight)));
   if (!args.batched) output = output.unsqueeze(0);

@@ -102,6 +102,16 @@ bool plan_window_forms(const GatherProblem& problem, const GemmOperands& operand
   return false;
 }
 
+// The mma.sync gather's block channels for a folded group's target channels.
+int mma_gather_block_channels(int64_t cout) {
+  // Positions on M and three 8-channel tiles for 17-24 channels (no padding to 32),
+  // else 16-channel tiles covering all of a group's target channels up to 64, so the
+  // input gathered into shared memory feeds every channel; wider groups take several
+  // blocks of 64.
+  if (cout > 16 && cout <= 24) return 24;
+  return 16 * static_cast<int>(std::min<int64_t>((cout + 15) / 16, 4));
+}
+
 // The gathering mainloops: width-tap reuse where it pays, else the wgmma gather above
 // kWgmmaMinChannels, else mma.sync.
 void plan_gather_forms(const GatherProblem& problem, const DeviceInfo& device,
@@ -243,15 +253,6 @@ const char* gemm_form_name(GemmForm form) {
       return "mma-gather";
   }
   return "?";
-}
-
-int mma_gather_block_channels(int64_t cout) {
-  // Positions on M and three 8-channel tiles for 17-24 channels (no padding to 32),
-  // else 16-channel tiles covering all of a group's target channels up to 64, so the
-  // input gathered into shared memory feeds every channel; wider groups take several
-  // blocks of 64.
-  if (cout > 16 && cout <= 24) return 24;
-  return 16 * static_cast<int>(std::min<int64_t>((cout + 15) / 16, 4));
 }
 
 GemmPlan plan_gemm(const GatherProblem& problem, const DeviceInfo& device,

@@ -105,9 +105,6 @@ HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
 // One line, as ct3d.explain prints it ("widened to float32" for kWidened).
 std::string describe(const HalfPlan& plan);
 
-// The mma.sync gather's block channels for a folded group's target channels.
-int mma_gather_block_channels(int64_t cout);
-
 // The width-reuse blocks' shape (WgmmaReuseConfig; its launch asserts they agree): two
 // m-tiles per warpgroup up to 64 channels (KERNEL_LOG "64 channels on one m-tile": one m-tile for
 // 64 channels was 12 % slower on 68), one above; 32 producer row slots x 18.
