@@ -186,15 +186,16 @@ HalfWeightGradients half_weight_gradient_cuda(const ConvTranspose3dArgs& args,
                                               const at::Tensor& grad_output, bool bias) {
   if (input.numel() == 0 || grad_output.numel() == 0) return {};
   const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry_of(args));
-  if (!cuda::half_weight_gradient_may_apply(plan)) return {};  // before any copy
+  // Planned before any copy or allocation (the limits asked as float32's: the same).
+  if (!cuda::weight_gradient_supports(plan, at::kFloat)) return {};
+  const cuda::WgradMainloopPlan mainloop = cuda::plan_weight_gradient_mainloop(
+      plan, cuda::current_device_info(), cuda::wgrad_operands_of(input, false));
+  if (mainloop.form != cuda::WgradForm::kWgmma) return {};
   const at::TensorOptions sums = input.options().dtype(at::kFloat);
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), sums);
   at::Tensor grad_bias = bias ? at::empty({args.out_channels}, sums) : at::Tensor();
-  if (!cuda::launch_half_weight_gradient(plan, input.contiguous(), grad_output.contiguous(),
-                                         grad_weight, c10::cuda::getCurrentCUDAStream(),
-                                         grad_bias)) {
-    return {};
-  }
+  cuda::launch_weight_gradient(mainloop, input.contiguous(), grad_output.contiguous(), grad_weight,
+                               c10::cuda::getCurrentCUDAStream(), grad_bias);
   const at::ScalarType dtype = input.scalar_type();
   return {grad_weight.to(dtype), bias ? grad_bias.to(dtype) : at::Tensor()};
 }
@@ -231,7 +232,10 @@ at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tenso
   cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
   plan.operands_exact_in_tf32 = operands_exact_in_tf32;
   if (cuda::weight_gradient_supports(plan, x.scalar_type())) {
-    cuda::launch_weight_gradient(plan, x, g, grad_weight, stream);
+    cuda::launch_weight_gradient(
+        cuda::plan_weight_gradient_mainloop(plan, cuda::current_device_info(),
+                                            cuda::wgrad_operands_of(x, false)),
+        x, g, grad_weight, stream);
     return grad_weight;
   }
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "ct3d_weight_backward_cuda", [&] {

@@ -1,13 +1,10 @@
 // All gradients of one forward call on CUDA (conv_transpose3d_backward). With the
 // weight gradient on the float32 engine, grad_output is read once: the weight
-// gradient's staging pass also sums dL/db, and when the input gradient's GEMM reads
-// grad_output in the same staged layout it runs on that copy, chunk by chunk, unless
-// the tap-columns form takes it (with its own staging it measured 1.33x the GEMM on
-// the shared copy: L1-68, KERNEL_LOG "unsplit quad planes") or the weight gradient loses more by
-// sharing it than the copy saves (sharing_staged_output_pays). The rest (float64,
-// other layouts) runs each gradient's own path; float16 and bfloat16 run as float32
-// on widened operands, but for the input and weight gradients on the engine's half
-// forms where they apply.
+// gradient's staging pass also sums dL/db, and where the planner says so
+// (planner/fused_backward_plan.h) the input gradient's GEMM runs on that staged copy,
+// chunk by chunk. The rest (float64, other layouts) runs each gradient's own path;
+// float16 and bfloat16 run as float32 on widened operands, but for the input and weight
+// gradients on the engine's half forms where they apply.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -17,12 +14,10 @@
 #include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/cuda/channel_sums.h"
-#include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
-#include "ops/cuda/engine/planner/gemm_plan.h"
+#include "ops/cuda/engine/planner/fused_backward_plan.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
 #include "ops/cuda/gradients_cuda.h"
-#include "ops/options/form_choice.h"
 
 namespace ct3d {
 namespace {
@@ -55,40 +50,32 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous(), w = weight.contiguous();
   grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (output_mask[2]) grad_bias = at::empty({args.out_channels}, input.options());
+  cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
+  problem.operands_exact_in_tf32 = operands_exact_in_tf32;
+  const bool input_gradient_on_engine =
+      output_mask[0] && cuda::implicit_gemm_supports(problem, g.scalar_type());
+  // The grad_input the shared path writes; only its strides are planned on (a meta
+  // tensor's, without memory).
+  const cuda::FusedBackwardPlan fused_plan = cuda::plan_fused_backward(
+      plan, input_gradient_on_engine ? &problem : nullptr, cuda::current_device_info(),
+      cuda::wgrad_operands_of(x, false),
+      at::empty_symint(args.input_shape(), input.options().device(at::kMeta)));
   cuda::StagedChunkHook input_gradient_on_chunk;
-  if (output_mask[0]) {
-    cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
-    problem.operands_exact_in_tf32 = operands_exact_in_tf32;
-    // The copy shared where it pays (the tests force it either way: forced_form.h,
-    // shared-staging and unshared-staging), each gradient's own elsewhere.
-    const FormChoice sharing = form_choice(FormSwitch::kSharedStaging);
-    const bool same_staging =
-        (sharing == FormChoice::kAlways ||
-         (sharing == FormChoice::kRule && cuda::sharing_staged_output_pays(plan))) &&
-        cuda::implicit_gemm_supports(problem, g.scalar_type()) &&
-        cuda::gather_staged_layout(problem) == plan.output;
-    // Only there is the tap-columns form asked; its plan reads only the output's
-    // strides, which a meta tensor gives without memory.
-    if (same_staging &&
-        !cuda::tap_columns_takes(
-            problem, cuda::current_device_info(),
-            at::empty_symint(args.input_shape(), input.options().device(at::kMeta)))) {
-      grad_input = at::empty_symint(args.input_shape(), input.options());
-      // `problem` by value: the hook runs after this block ends.
-      input_gradient_on_chunk = [&, problem](int64_t first, int64_t samples,
-                                             const at::Tensor& staged) {
-        cuda::GatherProblem chunk = problem;
-        chunk.batch = samples;
-        at::Tensor grad_input_chunk = grad_input.narrow(0, first, samples);
-        cuda::launch_implicit_gemm(chunk, g.narrow(0, first, samples), w, at::Tensor(),
-                                   grad_input_chunk, stream, cuda::kUnlimitedStaging, nullptr,
-                                   staged);
-      };
-    } else {
-      grad_input = input_gradient_cuda(args, g, w, operands_exact_in_tf32);
-    }
+  if (fused_plan.input_gradient_on_staged_output) {
+    grad_input = at::empty_symint(args.input_shape(), input.options());
+    input_gradient_on_chunk = [&](int64_t first, int64_t samples, const at::Tensor& staged) {
+      cuda::GatherProblem chunk = problem;
+      chunk.batch = samples;
+      at::Tensor grad_input_chunk = grad_input.narrow(0, first, samples);
+      cuda::launch_implicit_gemm(chunk, g.narrow(0, first, samples), w, at::Tensor(),
+                                 grad_input_chunk, stream, cuda::kUnlimitedStaging, nullptr,
+                                 staged);
+    };
+  } else if (output_mask[0]) {
+    grad_input = input_gradient_cuda(args, g, w, operands_exact_in_tf32);
   }
-  cuda::launch_weight_gradient(plan, x, g, grad_weight, stream, grad_bias, input_gradient_on_chunk);
+  cuda::launch_weight_gradient(fused_plan.weight_gradient, x, g, grad_weight, stream, grad_bias,
+                               input_gradient_on_chunk);
   return {grad_input, grad_weight, grad_bias};
 }
 

@@ -1,7 +1,7 @@
 // ct3d::explain on CUDA: which path each op takes for a layer's tensors, as the planners
 // decide it (engine/planner/gemm_plan.h: plan_gemm, plan_half_gemm; Winograd's
-// plan_winograd_forward), without computing anything. The weight gradient's mainloop is
-// still chosen in its launcher.
+// plan_winograd_forward; planner/fused_backward_plan.h for the weight gradient), without
+// computing anything.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -12,6 +12,7 @@
 #include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/planner/fused_backward_plan.h"
 #include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
 #include "ops/cuda/engine/window/window_tensor_map.h"
@@ -116,20 +117,36 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
   }
 
   text += "\nweight gradient: ";
-  const cuda::WeightGradientPlan wgrad = cuda::plan_weight_gradient(geometry);
+  cuda::WeightGradientPlan wgrad = cuda::plan_weight_gradient(geometry);
   if (weight.numel() == 0 || output.numel() == 0) {
     text += "nothing to compute";
-  } else if (half && cuda::half_weight_gradient_may_apply(wgrad)) {
-    text +=
-        "the half weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
-        "planner)";
-  } else if (!cuda::weight_gradient_supports(wgrad, engine_dtype)) {
+  } else if (!cuda::weight_gradient_supports(wgrad, at::kFloat) || engine_dtype != at::kFloat) {
     text += direct;
   } else {
-    text += std::string(half ? "widened to float32: " : "") +
-            "the weight-gradient GEMM (its mainloop chosen in its launcher, not yet by the "
-            "planner)";
-    if (wgrad.fold > 1) text += ", groups folded " + std::to_string(wgrad.fold) + " at a time";
+    // As the all-gradients call (autograd's, with the input gradient asked for) plans it.
+    const cuda::DeviceInfo device = cuda::current_device_info();
+    cuda::FusedBackwardPlan plan;
+    if (half) {
+      plan.weight_gradient = cuda::plan_weight_gradient_mainloop(
+          wgrad, device, cuda::wgrad_operands_of(batched_input, false));
+    }
+    if (!half || plan.weight_gradient.form == cuda::WgradForm::kWidened) {
+      wgrad.operands_exact_in_tf32 = half;
+      const at::Tensor widened_input = at::empty(batched_input.sizes(), meta.dtype(at::kFloat));
+      // The input gradient shares the widened call where it is widened too.
+      const bool input_gradient =
+          grad_input.numel() > 0 && cuda::implicit_gemm_supports(backward, at::kFloat) &&
+          (!half || cuda::plan_half_gemm(backward, device, grad_input, true).form ==
+                        cuda::HalfForm::kWidened);
+      plan = cuda::plan_fused_backward(
+          wgrad, input_gradient ? &backward : nullptr, device,
+          cuda::wgrad_operands_of(half ? widened_input : input5, false), grad_input);
+      if (half) text += "widened to float32: ";
+    }
+    text += cuda::describe(plan.weight_gradient);
+    if (plan.input_gradient_on_staged_output) {
+      text += "; in the all-gradients call the input gradient runs on its staged grad_output";
+    }
   }
   return text + "\n";
 }

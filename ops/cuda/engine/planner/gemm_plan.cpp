@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/problem/block_k.h"
 #include "ops/cuda/engine/problem/group_fold.h"
 #include "ops/cuda/engine/window/window_form_rule.h"
@@ -232,8 +231,6 @@ std::string describe(const HalfPlan& plan) {
   }
   return "widened to float32";
 }
-
-DeviceInfo current_device_info() { return DeviceInfo{wgmma_enabled()}; }
 
 const char* gemm_form_name(GemmForm form) {
   switch (form) {

@@ -10,22 +10,13 @@
 #include <string>
 
 #include "ops/cuda/engine/gather/width_tap_reuse.h"
+#include "ops/cuda/engine/planner/device_info.h"
 #include "ops/cuda/engine/problem/implicit_gemm_problem.h"
 #include "ops/cuda/engine/strided_lines/strided_lines_plan.h"
 #include "ops/cuda/engine/window/shifted_window_plan.h"
 #include "ops/cuda/engine/window/tap_rows_plan.h"
 
 namespace ct3d::cuda {
-
-// What the planner asks of the device.
-struct DeviceInfo {
-  // An sm_90 device running this library's sm_90a code (wgmma_available.h): the
-  // Hopper mainloops.
-  bool wgmma = false;
-};
-
-// The current device's (the option max_capability applies).
-DeviceInfo current_device_info();
 
 // The facts of a call's tensors that choose a form.
 struct GemmOperands {

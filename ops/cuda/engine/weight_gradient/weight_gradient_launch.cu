@@ -1,6 +1,7 @@
-// Host side of the weight gradient: folds small groups, stages both operands
-// channels-last, picks the split of the reduction, and launches the split GEMM
-// and the ordered sum of its partial tiles on the given stream.
+// Host side of the weight gradient: folds small groups and plans the staged layouts
+// (plan_weight_gradient), and launches the planned mainloop: mma.sync here (both
+// operands staged channels-last, the split of the reduction, the split GEMM and the
+// ordered sum of its partial tiles), wgmma in weight_gradient_wgmma_launch.cu.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -9,14 +10,12 @@
 #include <limits>
 
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/problem/group_fold.h"
 #include "ops/cuda/engine/problem/implicit_gemm_problem.h"
 #include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient_kernel.cuh"
 #include "ops/cuda/engine/weight_gradient/weight_gradient_splits.h"
-#include "ops/options/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -304,41 +303,50 @@ bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dty
          g.taps() * channel_blocks <= kMaxGrid && plan.cin < kMaxInt / 2 && plan.cout < kMaxInt / 2;
 }
 
-bool half_weight_gradient_may_apply(const WeightGradientPlan& plan) {
-  // The same limits as float32's (the dtype aside), then the wgmma form's own.
-  return form_choice(FormSwitch::kHalfWgrad) != FormChoice::kNever && wgmma_enabled() &&
-         weight_gradient_supports(plan, at::kFloat) && plan.geometry.dim[2].input % 8 == 0 &&
-         plan.cout % 8 == 0;
+WgradOperands wgrad_operands_of(const at::Tensor& input, bool shares_staged_output) {
+  WgradOperands operands;
+  operands.element_bytes = static_cast<int>(input.element_size());
+  operands.shares_staged_output = shares_staged_output;
+  if (input.is_contiguous()) {
+    operands.input_aligned = input.is_meta()
+                                 ? input.storage_offset() * input.element_size() % 16 == 0
+                                 : reinterpret_cast<uintptr_t>(input.const_data_ptr()) % 16 == 0;
+  }
+  return operands;
 }
 
-bool launch_half_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
-                                 const at::Tensor& grad_output, at::Tensor& grad_weight,
-                                 cudaStream_t stream, at::Tensor grad_bias) {
-  return half_weight_gradient_may_apply(plan) &&
-         launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
-                                      nullptr);
-}
-
-void launch_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
+void launch_weight_gradient(const WgradMainloopPlan& plan, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream, at::Tensor grad_bias,
                             const StagedChunkHook& after_chunk) {
-  if (launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
-                                   after_chunk)) {
-    return;
+  const WeightGradientPlan& staged = plan.staged;
+  switch (plan.form) {
+    case WgradForm::kWgmma:
+      launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
+                                   after_chunk);
+      return;
+    case WgradForm::kWidened:
+      TORCH_INTERNAL_ASSERT(false, "a widened weight gradient has no mainloop of its own");
+    case WgradForm::kMmaSync:
+      break;
   }
-  switch (std::min<int64_t>(plan.input.padded_channels_per_group, 64) / 16) {
+  TORCH_INTERNAL_ASSERT(input.scalar_type() == at::kFloat);
+  switch (plan.mma_m_tiles) {
     case 1:
-      launch_for_m_tiles<1>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+      launch_for_m_tiles<1>(staged, input, grad_output, grad_weight, stream, grad_bias,
+                            after_chunk);
       break;
     case 2:
-      launch_for_m_tiles<2>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+      launch_for_m_tiles<2>(staged, input, grad_output, grad_weight, stream, grad_bias,
+                            after_chunk);
       break;
     case 3:
-      launch_for_m_tiles<3>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+      launch_for_m_tiles<3>(staged, input, grad_output, grad_weight, stream, grad_bias,
+                            after_chunk);
       break;
     default:
-      launch_for_m_tiles<4>(plan, input, grad_output, grad_weight, stream, grad_bias, after_chunk);
+      launch_for_m_tiles<4>(staged, input, grad_output, grad_weight, stream, grad_bias,
+                            after_chunk);
       break;
   }
 }

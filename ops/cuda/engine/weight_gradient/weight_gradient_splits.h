@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "ops/cuda/device_capability.h"  // multiprocessor_count
+#include "ops/cuda/engine/planner/weight_gradient_mainloop.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient_plan.h"
 
 namespace ct3d::cuda {
@@ -62,10 +63,8 @@ void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
 void sum_wgrad_splits(const WgradSumShape& shape, const at::Tensor& workspace,
                       at::Tensor& grad_weight, cudaStream_t stream);
 
-// The wgmma mainloop (sm_90a): launches it and returns true where it runs and pays
-// (the tests force it on or off: forced_form.h), else returns false, having done
-// nothing.
-bool launch_wgmma_weight_gradient(const WeightGradientPlan& plan, const at::Tensor& input,
+// The wgmma mainloop (sm_90a) of a plan whose form is kWgmma.
+void launch_wgmma_weight_gradient(const WgradMainloopPlan& plan, const at::Tensor& input,
                                   const at::Tensor& grad_output, at::Tensor& grad_weight,
                                   cudaStream_t stream, at::Tensor& grad_bias,
                                   const StagedChunkHook& after_chunk);

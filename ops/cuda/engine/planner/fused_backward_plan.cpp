@@ -1,0 +1,30 @@
+#include "ops/cuda/engine/planner/fused_backward_plan.h"
+
+#include "ops/cuda/engine/gather/gather_operands.h"
+#include "ops/cuda/engine/planner/gemm_plan.h"
+#include "ops/options/form_choice.h"
+
+namespace ct3d::cuda {
+
+FusedBackwardPlan plan_fused_backward(const WeightGradientPlan& weight_gradient,
+                                      const GatherProblem* input_gradient, const DeviceInfo& device,
+                                      WgradOperands operands, const at::Tensor& grad_input) {
+  FusedBackwardPlan plan;
+  if (input_gradient != nullptr) {
+    // Shared where it pays (the tests force it either way: forced_form.h, shared-staging
+    // and unshared-staging) and the gather reads the same staged layout, except where
+    // the tap-columns form takes the input gradient: with its own staging it measured
+    // 1.33x the GEMM on the shared copy (L1-68, KERNEL_LOG "unsplit quad planes").
+    const FormChoice sharing = form_choice(FormSwitch::kSharedStaging);
+    plan.input_gradient_on_staged_output =
+        (sharing == FormChoice::kAlways ||
+         (sharing == FormChoice::kRule && sharing_staged_output_pays(weight_gradient, device))) &&
+        gather_staged_layout(*input_gradient) == weight_gradient.output &&
+        !tap_columns_takes(*input_gradient, device, grad_input);
+  }
+  operands.shares_staged_output = plan.input_gradient_on_staged_output;
+  plan.weight_gradient = plan_weight_gradient_mainloop(weight_gradient, device, operands);
+  return plan;
+}
+
+}  // namespace ct3d::cuda

@@ -1,0 +1,30 @@
+// The plan of the fused backward (all gradients of one call, conv_transpose3d_gradients_cuda.cu):
+// whether the input gradient's gather runs on the weight gradient's staged grad_output,
+// chunk by chunk, so that grad_output is staged once for both, and the weight gradient's
+// mainloop given that choice.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "ops/cuda/engine/planner/device_info.h"
+#include "ops/cuda/engine/planner/weight_gradient_mainloop.h"
+#include "ops/cuda/engine/problem/implicit_gemm_problem.h"
+#include "ops/cuda/engine/weight_gradient/weight_gradient_plan.h"
+
+namespace ct3d::cuda {
+
+struct FusedBackwardPlan {
+  bool input_gradient_on_staged_output = false;
+  WgradMainloopPlan weight_gradient;
+};
+
+// weight_gradient: the call's plan (within weight_gradient_supports' limits).
+// input_gradient: the input gradient's problem (groups unfolded) where it is asked for
+// and within the engine's limits (implicit_gemm_supports), else null. operands: the
+// input's facts (shares_staged_output is the planner's to set). grad_input gives only
+// its strides (a meta tensor will do).
+FusedBackwardPlan plan_fused_backward(const WeightGradientPlan& weight_gradient,
+                                      const GatherProblem* input_gradient, const DeviceInfo& device,
+                                      WgradOperands operands, const at::Tensor& grad_input);
+
+}  // namespace ct3d::cuda
