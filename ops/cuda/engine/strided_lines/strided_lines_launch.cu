@@ -56,12 +56,9 @@ __global__ void pack_strided_line_weights_kernel(const float* __restrict__ weigh
     float value = 0.f;
     if (td < rd.taps && th < rh.taps && channel < s.cout_per_group &&
         in_channel < s.cin_per_group) {
-      const int64_t tap = ((rd.first_tap + td * rd.tap_step) * int64_t{s.kernel_h} + rh.first_tap +
-                           th * rh.tap_step) *
-                              s.kernel_w +
-                          tw;
-      value = weight[group * s.layout.group_stride + in_channel * s.layout.reduce_stride +
-                     channel * s.layout.target_stride + tap];
+      value = weight_at_tap(weight, s.layout, group, in_channel, channel,
+                            rd.first_tap + td * rd.tap_step, rh.first_tap + th * rh.tap_step, tw,
+                            s.kernel_h, s.kernel_w);
     }
     packed[index] = tf32_part(value, element.lo);
   }
@@ -88,13 +85,7 @@ at::Tensor pack_strided_line_weights(const GatherProblem& problem, const PhasePr
   std::copy(p.dim[1].residue, p.dim[1].residue + kMaxResidues, s.height);
   const int64_t total = problem.groups * plan.channel_blocks * s.depth_stride * s.height_stride *
                         s.depth_taps * s.height_taps * s.k_steps * 2 * int64_t{s.rows} * 8;
-  at::Tensor packed = at::empty({total}, weight.options());
-  constexpr int kPackThreads = 256;
-  const int64_t blocks = std::min<int64_t>((total + kPackThreads - 1) / kPackThreads, 4096);
-  pack_strided_line_weights_kernel<<<blocks, kPackThreads, 0, stream>>>(
-      weight.const_data_ptr<float>(), packed.mutable_data_ptr<float>(), total, s);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return packed;
+  return launch_tap_row_packing(pack_strided_line_weights_kernel, s, total, weight, stream);
 }
 
 template <class Cfg>

@@ -9,9 +9,9 @@
 #include <algorithm>
 
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/gather/implicit_gemm_layout.cuh"
 #include "ops/cuda/engine/staging/half_window_weights.h"
+#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/staging/tap_row_weights.cuh"
 #include "ops/cuda/engine/window/tap_rows.h"
 #include "ops/cuda/engine/window/wgmma_tap_rows_kernel.cuh"
@@ -56,12 +56,10 @@ __global__ void pack_tap_row_weights_kernel(const float* __restrict__ weight,
                                        : (k_step >> 1) * 16 + 4 * e + 2 * (k_step & 1) + half;
     float value = 0.f;
     if (tw < s.rw.taps && channel < s.cout_per_group && in_channel < s.cin_per_group) {
-      const int64_t tap = ((s.rd.first_tap + td * s.rd.tap_step) * int64_t{s.kernel_h} +
-                           s.rh.first_tap + th * s.rh.tap_step) *
-                              s.kernel_w +
-                          s.rw.first_tap + tw * s.rw.tap_step;
-      value = weight[group * s.layout.group_stride + in_channel * s.layout.reduce_stride +
-                     channel * s.layout.target_stride + tap];
+      value =
+          weight_at_tap(weight, s.layout, group, in_channel, channel,
+                        s.rd.first_tap + td * s.rd.tap_step, s.rh.first_tap + th * s.rh.tap_step,
+                        s.rw.first_tap + tw * s.rw.tap_step, s.kernel_h, s.kernel_w);
     }
     packed[index] = tf32_part(value, element.lo);
   }
@@ -85,13 +83,7 @@ at::Tensor pack_tap_row_weights(const GatherProblem& problem, const PhaseProblem
   s.rw = p.dim[2].residue[0];
   const int64_t total =
       problem.groups * s.rd.taps * s.rh.taps * 2 * s.chunks * 2 * int64_t{s.rows} * 8;
-  at::Tensor packed = at::empty({total}, weight.options());
-  constexpr int kPackThreads = 256;
-  const int64_t blocks = std::min<int64_t>((total + kPackThreads - 1) / kPackThreads, 4096);
-  pack_tap_row_weights_kernel<<<blocks, kPackThreads, 0, stream>>>(
-      weight.const_data_ptr<float>(), packed.mutable_data_ptr<float>(), total, s);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return packed;
+  return launch_tap_row_packing(pack_tap_row_weights_kernel, s, total, weight, stream);
 }
 
 // The plan of one launch over `samples` samples: every group's tiles, one channel block.
