@@ -7,10 +7,8 @@ gradient, exact operands (float16 widened) and the input's scale; each with the 
 unsplit and split in registers, read by TMA from the source where it can (widths a
 multiple of 4, channels of one group per box; as line tiles, the form tap-columns-lines,
 where a block's positions are whole source lines, as flat tiles, tap-columns-flat, or as
-window boxes, tap-columns-boxes) or from staged planes (tap-columns-staged), and with
-both operands from shared memory (tap-columns-shared; not built for 64, 112 and 160
-rows, which then take the tap-rows form or, above 128 rows, the other mainloops).
-Skipped without CUDA."""
+window boxes, tap-columns-boxes) or from staged planes (tap-columns-staged). Skipped
+without CUDA."""
 
 import pytest
 import torch
@@ -57,7 +55,7 @@ CASES = [
     (2, 32, 32, (3, 6, 38), (3, 3, 5), ONE, (1, 1, 1), ZERO, 1, ONE),   # 160, gradient's 40
     (2, 48, 48, (8, 40, 32), (3, 3, 3), ONE, ZERO, ZERO, 1, ONE),        # 144, 220 line tiles
 ]
-FORMS = ["lines", "flat", "boxes", "staged", "shared"]
+FORMS = ["lines", "flat", "boxes", "staged"]
 
 
 def forms(form):
@@ -93,8 +91,7 @@ def test_forward_keeps_the_scale_of_its_inputs(form):
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("params", [CASES[0], CASES[2], CASES[9], CASES[12], CASES[16]])
 def test_forward_exact_operands(params, form):
-    """float16 widened to float32 (half-widened): exact in TF32 (the form with both
-    operands in shared memory then takes one product each)."""
+    """float16 widened to float32 (half-widened): exact in TF32."""
     check_half_forward(edge_case(params, bias=True), torch.float16,
                        forms(form) + ["half-widened"])
 

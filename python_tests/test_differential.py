@@ -357,9 +357,6 @@ FORMS = [
     Form("cuda-tap-columns", "cuda",
          force("tap-columns"), tap_columns,
          kernels=("wgmma_tap_rows_kernel",), doc="the tap-columns form, its default tiles"),
-    Form("cuda-tap-columns-shared", "cuda",
-         force("tap-columns-shared"), tap_columns, kernels=("wgmma_tap_rows_kernel",),
-         doc="the tap-columns form, both operands from shared memory"),
     Form("cuda-tap-columns-staged", "cuda", force("tap-columns-staged"), tap_columns,
          kernels=("wgmma_tap_rows_kernel",), doc="the tap-columns form, its window from the "
          "staged planes"),

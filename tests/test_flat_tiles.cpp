@@ -18,7 +18,7 @@ using ct3d::test::source_index;
 namespace {
 
 ct3d::cuda::TapRowsPlan flat_plan(const ct3d::cuda::PhaseProblem& p) {
-  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
+  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true);
   REQUIRE(plan.window.columns > 0);
   REQUIRE(ct3d::cuda::plan_flat_boxes(p, plan));
   return plan;
@@ -39,7 +39,7 @@ TEST_CASE("flat tiles: steps of a multiple of 4 within the block less the span")
   CHECK(p68.flat_step == 124);
   CHECK(p68.stage_boxes == 1);
   ct3d::cuda::TapRowsPlan odd = ct3d::cuda::plan_tap_rows(
-      forward_problem({24, {3, 4, 37}, {3, 3, 3}, one, zero, zero, one}), false, true, true);
+      forward_problem({24, {3, 4, 37}, {3, 3, 3}, one, zero, zero, one}), false, true);
   CHECK_FALSE(ct3d::cuda::plan_flat_boxes(forward_problem({24, {3, 4, 37}, {3, 3, 3}, one, zero, zero, one}), odd));
 }
 

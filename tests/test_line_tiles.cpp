@@ -22,7 +22,7 @@ namespace {
 // The plan with line tiles at any width they fit (or, with `where_pays`, where
 // line_tiles_pay), or columns 0 where they do not.
 ct3d::cuda::TapRowsPlan line_plan(const ct3d::cuda::PhaseProblem& p, bool where_pays = false) {
-  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
+  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true);
   REQUIRE(plan.window.columns > 0);
   if (!ct3d::cuda::plan_line_boxes(p, plan) ||
       (where_pays && !ct3d::cuda::line_tiles_pay(p, plan))) {

@@ -79,7 +79,6 @@ TEST_CASE("forced forms: the named form on, its family's others off, the rest th
   CHECK(ct3d::form_choice(FormSwitch::kShiftedWindow) == FormChoice::kNever);
   CHECK(ct3d::form_choice(FormSwitch::kWinograd) == FormChoice::kNever);
   CHECK(ct3d::form_choice(FormSwitch::kTapColumnsBoxes) == FormChoice::kAlways);
-  CHECK(ct3d::form_choice(FormSwitch::kTapColumnsRaw) == FormChoice::kRule);
   CHECK(ct3d::form_choice(FormSwitch::kWgradWgmma) == FormChoice::kRule);
   CHECK(ct3d::form_choice(FormSwitch::kCpuDirect) == FormChoice::kRule);
 

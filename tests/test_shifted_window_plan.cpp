@@ -172,7 +172,7 @@ TEST_CASE("the tap-rows plan applies to stride 1 with at most 128 (width tap, ch
   CHECK(plan({16, {4, 6, 30}, {3, 3, 3}, two, one, zero, one}).window.columns == 0);
 }
 
-TEST_CASE("the tap-columns plan applies to 48, 72, 80, 96 or 144 rows, with the tap-rows windows") {
+TEST_CASE("the tap-columns plan applies to 48 to 160 rows, with the tap-rows windows") {
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   const auto plan = [](const Shape& s) {
     return ct3d::cuda::plan_tap_rows(forward_problem(s), false, true);
@@ -203,14 +203,6 @@ TEST_CASE("the tap-columns plan applies to 48, 72, 80, 96 or 144 rows, with the 
   CHECK(l1_61.window.slots >= 3);
   CHECK(l1_61.shared_bytes <= 224 * 1024);
   CHECK(plan({24, {6, 7, 40}, {3, 3, 5}, one, zero, zero, one}).window.columns == 0);
-  for (const bool raw : {false, true}) {
-    CHECK(ct3d::cuda::tap_columns_pays(72, raw, false));
-    CHECK(ct3d::cuda::tap_columns_pays(80, raw, false));
-    CHECK(ct3d::cuda::tap_columns_pays(144, raw, false));
-    CHECK(ct3d::cuda::tap_columns_pays(48, raw, false) == raw);
-    CHECK(ct3d::cuda::tap_columns_pays(96, raw, false) == raw);
-    CHECK(ct3d::cuda::tap_columns_pays(72, raw, true) == raw);
-  }
   CHECK(ct3d::cuda::plan_tap_rows(
             forward_problem({24, {6, 7, 40}, {3, 3, 3}, one, zero, zero, one}), true, true)
             .window.columns == 0);
@@ -220,21 +212,15 @@ TEST_CASE("the tap-columns plan on unsplit quad planes lands half the window byt
   const std::vector<int64_t> one{1, 1, 1}, zero{0, 0, 0};
   const ct3d::cuda::PhaseProblem p =
       forward_problem({24, {6, 7, 96}, {3, 3, 3}, one, zero, zero, one});
-  const ct3d::cuda::TapRowsPlan split = ct3d::cuda::plan_tap_rows(p, false, true);
-  const ct3d::cuda::TapRowsPlan raw = ct3d::cuda::plan_tap_rows(p, false, true, true);
+  const ct3d::cuda::TapRowsPlan raw = ct3d::cuda::plan_tap_rows(p, false, true);
   REQUIRE(raw.window.columns > 0);
-  CHECK(raw.raw_quads);
-  CHECK_FALSE(split.raw_quads);
-  // A k-step: 2 planes of 256 positions x 16 bytes and 72 rows of weights, hi and lo.
+  // A k-step: 2 planes of 256 positions x 16 bytes (the tap-rows form's split planes take
+  // 4) and 72 rows of weights, hi and lo.
   CHECK(raw.window.stage_bytes == 2 * 256 * 16 + 2 * 72 * 32);
-  CHECK(split.window.stage_bytes == 4 * 256 * 16 + 2 * 72 * 32);
-  CHECK(raw.window.slots >= split.window.slots);
-  CHECK(raw.window.column_step == split.window.column_step);
-  CHECK(raw.window.plane_rows == split.window.plane_rows);
   // It applies to 4 x 16 and 7 x 16 rows too (as L1-58), and from 96 rows on with one
   // m-tile per warpgroup: a block of 128 positions.
   const auto raw_plan = [](const Shape& s) {
-    return ct3d::cuda::plan_tap_rows(forward_problem(s), false, true, true);
+    return ct3d::cuda::plan_tap_rows(forward_problem(s), false, true);
   };
   CHECK(raw_plan({16, {6, 7, 40}, {3, 3, 4}, one, zero, zero, one}).rows_used == 64);
   CHECK(raw_plan({16, {6, 7, 40}, {3, 3, 4}, one, zero, zero, one}).window.window_rows == 256);
@@ -250,9 +236,6 @@ TEST_CASE("the tap-columns plan on unsplit quad planes lands half the window byt
   CHECK(five_by_32.window.slots >= 3);
   CHECK(five_by_32.shared_bytes <= 224 * 1024);
   CHECK(raw_plan({40, {6, 7, 64}, {3, 3, 5}, one, zero, zero, one}).window.columns == 0);
-  CHECK(ct3d::cuda::plan_tap_rows(
-            forward_problem({16, {6, 7, 64}, {3, 5, 7}, one, zero, zero, one}), false, true)
-            .window.columns == 0);
 }
 
 TEST_CASE("every tap-rows block's windows stay inside the planes and cover the plane") {

@@ -139,7 +139,7 @@ TEST_CASE("line and flat tiles leave out only taps whose reads are all halo") {
     const ct3d::cuda::PhaseProblem p = forward_problem(s);
     INFO("spatial " << s.spatial[0] << "x" << s.spatial[1] << "x" << s.spatial[2] << " kernel "
                     << s.kernel[0] << "x" << s.kernel[1] << "x" << s.kernel[2]);
-    const ct3d::cuda::TapRowsPlan base = ct3d::cuda::plan_tap_rows(p, false, true, true);
+    const ct3d::cuda::TapRowsPlan base = ct3d::cuda::plan_tap_rows(p, false, true);
     if (base.window.columns == 0) continue;
     const int lines = p.dim[1].max_positions, width = p.dim[2].max_positions;
     ct3d::cuda::TapRowsPlan lined = base;
@@ -199,7 +199,7 @@ TEST_CASE("no tile skips where no border plane or line reads the halo") {
 TEST_CASE("halo taps: left out by the tap-rows forms, kept by the shifted-window GEMM") {
   const ct3d::cuda::PhaseProblem p68 = forward_problem(kShapes[2]);  // as L1-68
   const ct3d::cuda::PhaseProblem p58 = forward_problem(kShapes[0]);  // as L1-58
-  CHECK(ct3d::cuda::plan_tap_rows(p58, false, true, true).window.skip_halo_taps);
+  CHECK(ct3d::cuda::plan_tap_rows(p58, false, true).window.skip_halo_taps);
   ct3d::cuda::ShiftedWindowPlan skipping = ct3d::cuda::plan_shifted_window(p68);
   REQUIRE(skipping.columns > 0);
   CHECK_FALSE(skipping.skip_halo_taps);
@@ -208,7 +208,7 @@ TEST_CASE("halo taps: left out by the tap-rows forms, kept by the shifted-window
   skipping.skip_halo_taps = true;
   CHECK(ct3d::cuda::window_columns_tile_taps(p68, skipping, 0, 0).depth.count == 1);
   // A tap-rows plan that keeps them: every tap.
-  ct3d::cuda::TapRowsPlan keeping = ct3d::cuda::plan_tap_rows(p58, false, true, true);
+  ct3d::cuda::TapRowsPlan keeping = ct3d::cuda::plan_tap_rows(p58, false, true);
   REQUIRE(keeping.window.columns > 0);
   keeping.window.skip_halo_taps = false;
   const ct3d::cuda::TileTaps all = ct3d::cuda::tap_rows_tile_taps(p58, keeping, 0, 0);

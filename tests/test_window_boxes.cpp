@@ -17,16 +17,16 @@ using ct3d::test::Shape;
 namespace {
 
 ct3d::cuda::TapRowsPlan box_plan(const ct3d::cuda::PhaseProblem& p) {
-  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, true);
+  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true);
   REQUIRE(plan.window.columns > 0);
   REQUIRE(ct3d::cuda::plan_window_boxes(p, plan));
   return plan;
 }
 
-// Whether the tap-columns plan of `p` (window unsplit, or both operands from shared
-// memory) takes boxes; where it does not, the plan is left staged.
-bool boxes_apply(const ct3d::cuda::PhaseProblem& p, bool raw_quads = true) {
-  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true, raw_quads);
+// Whether the tap-columns plan of `p` takes boxes; where it does not, the plan is left
+// staged.
+bool boxes_apply(const ct3d::cuda::PhaseProblem& p) {
+  ct3d::cuda::TapRowsPlan plan = ct3d::cuda::plan_tap_rows(p, false, true);
   REQUIRE(plan.window.columns > 0);
   const bool applies = ct3d::cuda::plan_window_boxes(p, plan);
   CHECK((plan.box_width > 0) == applies);
@@ -56,8 +56,6 @@ TEST_CASE("window boxes: odd 4-float groups a line, odd lines, within TMA's side
   CHECK(plan70.window_bytes == 8 * 100 * 5 * 4);
   // A width that is not a multiple of 4 floats has no tensor map: the staged planes.
   CHECK_FALSE(boxes_apply(forward_problem({48, {4, 6, 62}, {3, 3, 3}, one, zero, zero, one})));
-  // Nor does the form with both operands from shared memory.
-  CHECK_FALSE(boxes_apply(p61, false));
   // Wide lines: a box of 3 lines x 260 floats would pass TMA's 256.
   CHECK_FALSE(boxes_apply(forward_problem({48, {2, 3, 256}, {3, 3, 3}, one, zero, zero, one})));
   // Every box: odd groups of 4 and odd lines, so a channel's box is 4 mod 8 floats

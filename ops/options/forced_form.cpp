@@ -44,8 +44,6 @@ constexpr ForcedForm kForms[] = {
     {"tap-columns", {CT3D_TAP_COLUMNS_ON}},
     // The window's reads: from the staged planes with both operands in shared memory, from
     // the staged planes, or by TMA from the source in window boxes, line tiles, flat tiles.
-    {"tap-columns-shared",
-     {CT3D_TAP_COLUMNS_ON, {S::kTapColumnsRaw, kOff}, {S::kTapColumnsBoxes, kOff}}},
     {"tap-columns-staged", {CT3D_TAP_COLUMNS_ON, {S::kTapColumnsBoxes, kOff}}},
     {"tap-columns-boxes",
      {CT3D_TAP_COLUMNS_ON,

@@ -19,7 +19,6 @@ enum class FormSwitch {
   kShiftedWindow,     // the shifted-window GEMM
   kTapRows,           // its tap-rows form
   kTapColumns,        // the tap-rows form's tap-columns variant
-  kTapColumnsRaw,     // ... its window unsplit in registers (never: both operands shared)
   kTapColumnsBoxes,   // ... its window read by TMA boxes from the source
   kTapColumnsLines,   // ... its window read in line tiles
   kTapColumnsFlat,    // ... its window read in flat tiles

@@ -80,8 +80,9 @@ bool plan_window_forms(const GatherProblem& problem, const GemmOperands& operand
       return true;
     }
   }
-  // Stride 1 with narrow blocks: the tap-columns form where it applies and pays (by its
-  // own measure: tap_columns_pays), else the tap-rows form where that pays.
+  // Stride 1 with narrow blocks: the tap-columns form wherever it applies (it measured
+  // faster at every row count it is built for: plan_tap_columns_if_taken), else the tap-rows
+  // form where that pays.
   const FormChoice rows = form_choice(FormSwitch::kTapRows);
   if (rows != FormChoice::kNever) {
     const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
@@ -299,7 +300,7 @@ std::string describe(const GemmPlan& plan) {
     case GemmForm::kTapRows:
     case GemmForm::kTapColumns:
       text += " (" + to_string(plan.tap_rows.rows_used) + " rows" +
-              (plan.tap_rows.raw_quads ? ", unsplit window" : "") +
+              (plan.tap_rows.positions_on_m ? ", unsplit window" : "") +
               (plan.tap_rows.box_width > 0 ? ", TMA boxes" : "") + ", " +
               to_string(plan.tap_rows.window.block_columns) + " columns)";
       break;

@@ -160,23 +160,6 @@ void launch_configuration(const GatherProblem& problem, const PhaseProblem& p,
                                     staging_budget_floats);
   };
   const bool wide = plan.window.columns == 160;
-  if constexpr (!Ops::kHalf) {
-    if (plan.positions_on_m) {
-      static_assert(kSharedTapColumnsRowChoices[0] == 48 && kSharedTapColumnsRowChoices[4] == 144);
-      switch (plan.rows_used) {
-        case 48:
-          return launch(TapColumnsConfig<48, tap_columns_m_tiles(48, false), Ops>{});
-        case 72:
-          return launch(TapColumnsConfig<72, tap_columns_m_tiles(72, false), Ops>{});
-        case 80:
-          return launch(TapColumnsConfig<80, tap_columns_m_tiles(80, false), Ops>{});
-        case 96:
-          return launch(TapColumnsConfig<96, tap_columns_m_tiles(96, false), Ops>{});
-        default:
-          return launch(TapColumnsConfig<144, tap_columns_m_tiles(144, false), Ops>{});
-      }
-    }
-  }
   if (plan.halves == 2) {
     wide ? launch(TapRowsConfig<160, 2, Ops>{}) : launch(TapRowsConfig<128, 2, Ops>{});
   } else {
@@ -198,21 +181,21 @@ void launch_raw_tap_columns(const GatherProblem& problem, const PhaseProblem& p,
   static_assert(kTapColumnsRowChoices[0] == 48 && kTapColumnsRowChoices[7] == 160);
   switch (plan.rows_used) {
     case 48:
-      return launch(TapColumnsConfig<48, tap_columns_m_tiles(48, true), Ops>{});
+      return launch(TapColumnsConfig<48, tap_columns_m_tiles(48), Ops>{});
     case 64:
-      return launch(TapColumnsConfig<64, tap_columns_m_tiles(64, true), Ops>{});
+      return launch(TapColumnsConfig<64, tap_columns_m_tiles(64), Ops>{});
     case 72:
-      return launch(TapColumnsConfig<72, tap_columns_m_tiles(72, true), Ops>{});
+      return launch(TapColumnsConfig<72, tap_columns_m_tiles(72), Ops>{});
     case 80:
-      return launch(TapColumnsConfig<80, tap_columns_m_tiles(80, true), Ops>{});
+      return launch(TapColumnsConfig<80, tap_columns_m_tiles(80), Ops>{});
     case 96:
-      return launch(TapColumnsConfig<96, tap_columns_m_tiles(96, true), Ops>{});
+      return launch(TapColumnsConfig<96, tap_columns_m_tiles(96), Ops>{});
     case 112:
-      return launch(TapColumnsConfig<112, tap_columns_m_tiles(112, true), Ops>{});
+      return launch(TapColumnsConfig<112, tap_columns_m_tiles(112), Ops>{});
     case 144:
-      return launch(TapColumnsConfig<144, tap_columns_m_tiles(144, true), Ops>{});
+      return launch(TapColumnsConfig<144, tap_columns_m_tiles(144), Ops>{});
     default:
-      return launch(TapColumnsConfig<160, tap_columns_m_tiles(160, true), Ops>{});
+      return launch(TapColumnsConfig<160, tap_columns_m_tiles(160), Ops>{});
   }
 }
 
@@ -227,7 +210,7 @@ void launch_tap_rows(const GemmPlan& gemm_plan, const at::Tensor& source, const 
   const PhaseProblem& p = gemm_plan.phase;
   const TapRowsPlan& plan = gemm_plan.tap_rows;
   const at::Tensor packed = pack_tap_row_weights(problem, p, plan, weight, stream);
-  if (plan.raw_quads) {
+  if (plan.positions_on_m) {
     launch_raw_tap_columns(problem, p, plan, source, packed, bias, output, stream,
                            staging_budget_floats);
   } else if (problem.operands_exact_in_tf32) {

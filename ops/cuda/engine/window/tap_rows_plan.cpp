@@ -34,7 +34,7 @@ constexpr int kMaxBoxOverfetch = 3;
 // sums; false below kMinSlots (the plan unchanged).
 bool fit_box_stages(int width, int lines, int lead, int boxes, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
-  const int m_tiles = tap_columns_m_tiles(plan.rows_used, true);
+  const int m_tiles = tap_columns_m_tiles(plan.rows_used);
   const int stage_steps = 2 / m_tiles;
   const int step_weight_bytes = plan.rows_used * kRowBytes * 2;
   // A step's 8 channels; TMA lands a box at a 128-byte boundary.
@@ -59,8 +59,7 @@ bool fit_box_stages(int width, int lines, int lead, int boxes, TapRowsPlan& plan
 
 }  // namespace
 
-TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positions_on_m,
-                          bool raw_quads) {
+TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positions_on_m) {
   TapRowsPlan plan;
   ShiftedWindowPlan& window = plan.window;
   if (!plan_compact_grid(p, window)) return plan;
@@ -69,18 +68,15 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
       (p.cout_per_group + kTapRowsChannelStep - 1) / kTapRowsChannelStep * kTapRowsChannelStep;
   plan.rows_used = rw.taps * plan.channel_pitch;
   if (rw.taps < 2 || plan.rows_used > (positions_on_m ? 256 : 128)) return plan;
-  if (positions_on_m) {
-    const auto choices =
-        raw_quads ? std::begin(kTapColumnsRowChoices) : std::begin(kSharedTapColumnsRowChoices);
-    const auto end =
-        raw_quads ? std::end(kTapColumnsRowChoices) : std::end(kSharedTapColumnsRowChoices);
-    if (half_operands || std::count(choices, end, plan.rows_used) == 0) return plan;
+  if (positions_on_m && (half_operands || std::count(std::begin(kTapColumnsRowChoices),
+                                                      std::end(kTapColumnsRowChoices),
+                                                      plan.rows_used) == 0)) {
+    return plan;
   }
   plan.positions_on_m = positions_on_m;
-  plan.raw_quads = positions_on_m && raw_quads;
   plan.halves = plan.rows_used > 64 && !positions_on_m ? 2 : 1;
   const int span = shift_span(rw.shift_step, rw.taps);
-  const int m_tiles = tap_columns_m_tiles(plan.rows_used, plan.raw_quads);
+  const int m_tiles = tap_columns_m_tiles(plan.rows_used);
   const int stage_steps =
       positions_on_m ? 2 / m_tiles : tap_rows_stage_steps(plan.halves, half_operands);
   // The half forms' crossing step walk (16-channel k-steps) walks every tap: no tile
@@ -88,7 +84,7 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
   if (half_operands && window_steps_cross_pairs(p.cin_padded / 16, stage_steps)) {
     window.skip_halo_taps = false;
   }
-  const int planes_per_step = half_operands || plan.raw_quads ? 2 : 4;
+  const int planes_per_step = half_operands || plan.positions_on_m ? 2 : 4;
   const int step_weight_bytes =
       (positions_on_m ? plan.rows_used : plan.halves * 64) * kRowBytes * (half_operands ? 1 : 2);
   // The fewest columns computed per plane, counting each block's fixed cost, among the
@@ -129,36 +125,11 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
   return plan;
 }
 
-// The row counts where the form with both operands from shared memory beat the next
-// mainloop on the forward, in one process (docs/KERNEL_LOG.md, "(width tap, channel) rows on
-// wgmma's N"): against the tap-rows form 72 rows 1.10-1.21x (L1-70 8.11 -> 6.69 ms), 80 rows 1.05x
-// (96 rows equal, 48 rows 0.91x); against the shifted-window GEMM 144 rows 1.10x (L1-61 3.29 ->
-// 2.98 ms).
-constexpr int kSharedTapColumnsPayingRows[] = {72, 80, 144};
-
-bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient) {
-  // The window unsplit into registers (KERNEL_LOG "unsplit quad planes"), against the next
-  // mainloop: every row count it is built for, 1.02x (64 rows) to 1.43x (72); and the input
-  // gradient, against its default mainloop: 1.05x (96 rows) to 1.45x (160; L1-61's, 144 rows, 3.42
-  // -> 2.57 ms; L1-68's, 160, 16.2 -> 12.2 ms).
-  if (raw_quads) return true;
-  if (input_gradient) return false;
-  for (const int paying : kSharedTapColumnsPayingRows) {
-    if (rows == paying) return true;
-  }
-  return false;
-}
-
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
                                       bool source_boxes) {
   const FormChoice choice = form_choice(FormSwitch::kTapColumns);
   if (choice == FormChoice::kNever) return TapRowsPlan{};
-  const bool raw_quads = form_choice(FormSwitch::kTapColumnsRaw) != FormChoice::kNever;
-  TapRowsPlan plan = plan_tap_rows(p, false, true, raw_quads);
-  if (choice == FormChoice::kRule &&
-      !tap_columns_pays(plan.rows_used, plan.raw_quads, input_gradient)) {
-    return TapRowsPlan{};
-  }
+  TapRowsPlan plan = plan_tap_rows(p, false, true);
   const FormChoice boxes = form_choice(FormSwitch::kTapColumnsBoxes);
   if (source_boxes && boxes != FormChoice::kNever &&
       (boxes == FormChoice::kAlways || source_tiles_may_pay(plan, input_gradient))) {
@@ -227,7 +198,7 @@ bool line_tiles_pay(const PhaseProblem& p, const TapRowsPlan& lined) {
 
 bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
-  if (window.columns == 0 || !plan.raw_quads || p.source_extent[2] % 4 != 0) return false;
+  if (window.columns == 0 || !plan.positions_on_m || p.source_extent[2] % 4 != 0) return false;
   // A box line starts at a 16-byte boundary of the source (TMA's rule for the innermost
   // coordinate) at or before the halo's first position, holds a compact line (line_pitch
   // rows) and is padded to an odd number of 4-float groups; the lines cover a window
@@ -246,7 +217,7 @@ bool plan_window_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
 
 bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
-  if (window.columns == 0 || !plan.raw_quads) return false;
+  if (window.columns == 0 || !plan.positions_on_m) return false;
   const int block = window.block_columns;  // 2 warpgroups x 64 positions x m-tiles
   const int source_width = p.source_extent[2];
   const int64_t plane = int64_t{p.source_extent[1]} * source_width;
@@ -263,7 +234,7 @@ bool plan_line_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
 
 bool plan_flat_boxes(const PhaseProblem& p, TapRowsPlan& plan) {
   ShiftedWindowPlan& window = plan.window;
-  if (window.columns == 0 || !plan.raw_quads) return false;
+  if (window.columns == 0 || !plan.positions_on_m) return false;
   const int block = window.block_columns;
   const int source_width = p.source_extent[2];
   const int64_t flat_rows = int64_t{p.dim[1].max_positions} * source_width;

@@ -35,13 +35,9 @@ constexpr int kTapRowsColumnChoices[] = {128, 160};
 // one above (accumulators and totals: N x m-tiles registers, beside two sets of window fragments,
 // within the compute warpgroups' 224).
 constexpr int kTapColumnsRowChoices[] = {48, 64, 72, 80, 96, 112, 144, 160};
-// The form with both operands from shared memory (KERNEL_LOG "(width tap, channel) rows on wgmma's
-// N"; where the raw form's plan does not fit, and forced by the tests' tap-columns-shared): two
-// m-tiles up to 96 rows.
-constexpr int kSharedTapColumnsRowChoices[] = {48, 72, 80, 96, 144};
-constexpr int tap_columns_m_tiles(int rows, bool raw_quads) {
-  return rows <= (raw_quads ? 80 : 96) ? 2 : 1;
-}
+// (Its first form, both operands from shared memory, KERNEL_LOG "(width tap, channel) rows on
+// wgmma's N", measured slower than this one at every row count it was built for, and went.)
+constexpr int tap_columns_m_tiles(int rows) { return rows <= 80 ? 2 : 1; }
 
 // Line and flat tiles' boxes: a channel's 128 rows and 4 floats, an odd number of 4-float
 // groups (window_boxes.cuh), one box per 128 rows; past the tile's rows a box reads the
@@ -61,12 +57,11 @@ struct TapRowsPlan {
   // M rows in 64-row halves: 1, each compute warpgroup half the block's columns; 2,
   // both the same columns, warpgroup h the rows of half h.
   int halves = 0;
-  // The tap-columns form: the rows on N, tap_columns_m_tiles(rows_used, raw_quads)
-  // x 64 positions on M per compute warpgroup; halves is then 1.
+  // The tap-columns form: the rows on N, tap_columns_m_tiles(rows_used) x 64 positions
+  // on M per compute warpgroup; halves is then 1. Its window is staged unsplit (or read by
+  // TMA from the source) and split in the compute warpgroups' registers (RawTf32Operands):
+  // 2 planes per k-step.
   bool positions_on_m = false;
-  // The tap-columns form's window staged unsplit, split in the compute warpgroups'
-  // registers (RawTf32Operands): 2 planes per k-step instead of 4.
-  bool raw_quads = false;
   // The tap-columns form's window loaded by TMA straight from the source, no staging
   // pass (window_boxes.cuh; KERNEL_LOG "window read by TMA"): per stage one box of box_lines lines
   // x box_width floats x the stage's channels, a line's compact position 0 box_lead floats in (TMA
@@ -98,19 +93,19 @@ struct TapRowsPlan {
 // and its plan; half_operands:
 // float16 or bfloat16 operands (window_operands.cuh). positions_on_m (float32 only):
 // the tap-columns form's plan, which applies where the rows are one of
-// kTapColumnsRowChoices (raw_quads) or kSharedTapColumnsRowChoices.
+// kTapColumnsRowChoices.
 TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands = false,
-                          bool positions_on_m = false, bool raw_quads = false);
+                          bool positions_on_m = false);
 
 // Where the tap-rows form is chosen by default (docs/KERNEL_LOG.md, "the tap-rows form of the
 // shifted window"): the forward.
 bool tap_rows_pays(bool input_gradient);
-// Where its tap-columns form is (docs/KERNEL_LOG.md, "(width tap, channel) rows on wgmma's N" and
-// "unsplit quad planes"), given the plan's rows and staging.
-bool tap_columns_pays(int rows, bool raw_quads, bool input_gradient);
-// Whether the float32 launch takes the tap-columns form (where it pays, or as the
-// tests force it: forced_form.h), and where its plan applies: its plan, else one with
-// window.columns 0. The shifted-window GEMM leaves it the layers it takes.
+// Whether the float32 launch takes the tap-columns form (wherever its plan applies,
+// unless the tests turn it off: forced_form.h): its plan, else one with window.columns 0.
+// On the window unsplit into registers it measured faster than the next mainloop at
+// every row count it is built for (KERNEL_LOG "unsplit quad planes": 1.02x at 64 rows to
+// 1.43x at 72), and on the input gradient than its default mainloop (1.05x at 96 rows to
+// 1.45x at 160: L1-61's, 144 rows, 3.42 -> 2.57 ms; L1-68's, 160, 16.2 -> 12.2 ms). The shifted-window GEMM leaves it the layers it takes.
 // source_boxes: the source may be read by TMA (window_tensor_map.h); then the plan
 // takes, where they apply and pay, line tiles, else flat tiles, else
 // plan_window_boxes' boxes (none where source_tiles_may_pay says no).

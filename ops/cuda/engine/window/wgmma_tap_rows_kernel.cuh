@@ -16,9 +16,9 @@
 // The tap-columns form (TapColumnsConfig, float32) swaps the operands' roles: the
 // window's positions on M (64 x kMTiles per compute warpgroup, the two warpgroups
 // side by side), the (width tap, channel) rows on N, every row used (70: n72 against
-// 72 of 128 M rows). Same stages, weights, partial sums and epilogue. With A from
-// registers its window may come as one TMA box per stage straight from the source
-// (window_boxes.cuh, plan.box_width > 0) instead of the staged planes' bulk copies.
+// 72 of 128 M rows), A (the window) split in registers. Same stages, weights, partial
+// sums and epilogue. Its window may come as one TMA box per stage straight from the
+// source (window_boxes.cuh, plan.box_width > 0) instead of the staged planes' bulk copies.
 #pragma once
 
 #include <cuda.h>
@@ -51,12 +51,12 @@ struct TapRowsConfig : WindowBlockShape<kColumns, Operands> {
 
 // kRows (width tap, channel) rows on N, kMTilesPerWarpgroup x 64 positions on M per
 // compute warpgroup; a stage holds six wgmmas per warpgroup, as the tap-rows form's.
-// With RawTf32Operands, A (the window) from registers (tap_columns_register_a.cuh).
+// A (the window) from registers (RawTf32Operands, tap_columns_register_a.cuh).
 template <int kRows, int kMTilesPerWarpgroup, class Operands>
 struct TapColumnsConfig : WindowBlockShape<kRows, Operands> {
-  static_assert(!Operands::kHalf, "the tap-columns form is built for float32");
+  static_assert(Operands::kRawQuads, "the tap-columns form reads the window into registers");
   static constexpr bool kPositionsOnM = true;
-  static constexpr bool kRegisterA = Operands::kRawQuads;
+  static constexpr bool kRegisterA = true;
   static constexpr int kMTiles = kMTilesPerWarpgroup;
   static constexpr int kMHalves = 1;
   static constexpr int kStageSteps = 2 / kMTiles;
@@ -455,15 +455,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
         const uint32_t columns =
             stage + step * Ops::kPlanesPerStep * plane_window_bytes + 16 * column_offset;
-        // (Register-A configurations returned above: no SS products for them.)
-        if constexpr (Cfg::kPositionsOnM && !Cfg::kRegisterA) {
-#pragma unroll
-          for (int mt = 0; mt < kMTiles; ++mt) {
-            Ops::template window_a_products<Mma>(acc[mt], weights, Cfg::kWeightPartBytes,
-                                                 columns + 16 * 64 * mt, plane_window_bytes,
-                                                 accumulate);
-          }
-        } else if constexpr (!Cfg::kPositionsOnM) {
+        // (The tap-columns form returned above: this is the tap-rows form's loop.)
+        if constexpr (!Cfg::kPositionsOnM) {
           Ops::template products<Mma>(acc[0], weights, Cfg::kWeightPartBytes, columns,
                                       plane_window_bytes, accumulate);
         }
@@ -490,12 +483,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_wait<0>();
     // The epilogue threads are done with the last tile's partials.
     mbarrier_wait(partials_read, partials_parity ^ 1);
-    if constexpr (Cfg::kPositionsOnM) {
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-        write_tap_column_partials<Cfg>(plan, total[mt], partials, column_offset + 64 * mt);
-      }
-    } else {
+    if constexpr (!Cfg::kPositionsOnM) {
       write_tap_rows_partials<Cfg>(plan, total[0], partials, half, column_offset);
     }
     mbarrier_arrive(partials_written);

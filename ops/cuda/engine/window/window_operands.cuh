@@ -3,7 +3,7 @@
 // - SplitTf32Operands: float32 split into TF32 hi and lo (quad planes, quad_staging.h).
 //   A k-step is 8 channels in 4 planes (hi and lo of two quads), the weights hi then
 //   lo; three products (lo*hi, hi*lo, hi*hi), hi*hi alone where the operands are exact;
-//   the weights on M (products) or on N (window_a_products, the tap-columns form).
+//   the weights on M.
 // - HalfOperands: float16 or bfloat16 as they are (octet planes, quad_staging.h). A
 //   k-step is 16 channels in 2 planes of 8, the weights once; one product.
 // Both give every position and core-matrix row 16 bytes of K per plane, so the
@@ -47,20 +47,6 @@ struct SplitTf32Operands {
                         matrix_descriptor(weights + weight_part_bytes, 128, 256),
                         matrix_descriptor(columns, 2 * plane_bytes, 128),
                         matrix_descriptor(columns + plane_bytes, 2 * plane_bytes, 128), accumulate);
-  }
-
-  // The same products with the roles swapped (the tap-columns form): A the window's
-  // rows at `columns` (64 positions on M), B the weights at `weights` (their rows on N).
-  template <class Mma, int kAccumulators>
-  static __device__ __forceinline__ void window_a_products(float (&acc)[kAccumulators],
-                                                           uint32_t weights,
-                                                           uint32_t weight_part_bytes,
-                                                           uint32_t columns, uint32_t plane_bytes,
-                                                           int accumulate) {
-    split_products<Mma>(acc, matrix_descriptor(columns, 2 * plane_bytes, 128),
-                        matrix_descriptor(columns + plane_bytes, 2 * plane_bytes, 128),
-                        matrix_descriptor(weights, 128, 256),
-                        matrix_descriptor(weights + weight_part_bytes, 128, 256), accumulate);
   }
 
  private:
