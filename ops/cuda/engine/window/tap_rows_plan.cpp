@@ -68,9 +68,9 @@ TapRowsPlan plan_tap_rows(const PhaseProblem& p, bool half_operands, bool positi
       (p.cout_per_group + kTapRowsChannelStep - 1) / kTapRowsChannelStep * kTapRowsChannelStep;
   plan.rows_used = rw.taps * plan.channel_pitch;
   if (rw.taps < 2 || plan.rows_used > (positions_on_m ? 256 : 128)) return plan;
-  if (positions_on_m && (half_operands || std::count(std::begin(kTapColumnsRowChoices),
-                                                      std::end(kTapColumnsRowChoices),
-                                                      plan.rows_used) == 0)) {
+  if (positions_on_m &&
+      (half_operands || std::count(std::begin(kTapColumnsRowChoices),
+                                   std::end(kTapColumnsRowChoices), plan.rows_used) == 0)) {
     return plan;
   }
   plan.positions_on_m = positions_on_m;

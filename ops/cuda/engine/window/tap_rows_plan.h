@@ -105,10 +105,10 @@ bool tap_rows_pays(bool input_gradient);
 // On the window unsplit into registers it measured faster than the next mainloop at
 // every row count it is built for (KERNEL_LOG "unsplit quad planes": 1.02x at 64 rows to
 // 1.43x at 72), and on the input gradient than its default mainloop (1.05x at 96 rows to
-// 1.45x at 160: L1-61's, 144 rows, 3.42 -> 2.57 ms; L1-68's, 160, 16.2 -> 12.2 ms). The shifted-window GEMM leaves it the layers it takes.
-// source_boxes: the source may be read by TMA (window_tensor_map.h); then the plan
-// takes, where they apply and pay, line tiles, else flat tiles, else
-// plan_window_boxes' boxes (none where source_tiles_may_pay says no).
+// 1.45x at 160: L1-61's, 144 rows, 3.42 -> 2.57 ms; L1-68's, 160, 16.2 -> 12.2 ms). The
+// shifted-window GEMM leaves it the layers it takes. source_boxes: the source may be read by TMA
+// (window_tensor_map.h); then the plan takes, where they apply and pay, line tiles, else flat
+// tiles, else plan_window_boxes' boxes (none where source_tiles_may_pay says no).
 TapRowsPlan plan_tap_columns_if_taken(const PhaseProblem& p, bool input_gradient,
                                       bool source_boxes = false);
 
