@@ -97,6 +97,14 @@ TEST_CASE("forced forms: the named form on, its family's others off, the rest th
   CHECK(ct3d::form_choice(FormSwitch::kWinograd) == FormChoice::kAlways);
   CHECK(ct3d::forced_form_name(ct3d::options().forced_forms[0]) == std::string("winograd"));
 
+  // One form off, the others the rules': the planner's next choice where it was chosen.
+  ct3d::set_option("winograd", "auto");
+  ct3d::set_option("force_form", "no-tap-columns");
+  CHECK(ct3d::form_choice(FormSwitch::kTapColumns) == FormChoice::kNever);
+  CHECK(ct3d::form_choice(FormSwitch::kTapRows) == FormChoice::kRule);
+  CHECK(ct3d::form_choice(FormSwitch::kShiftedWindow) == FormChoice::kRule);
+  CHECK(ct3d::form_choice(FormSwitch::kWinograd) == FormChoice::kRule);
+
   // A list: each form's settings in turn, a later one overriding an earlier one's.
   ct3d::set_option("force_form", "tap-columns,half-widened,tap-rows");
   CHECK(ct3d::options().forced_count == 3);

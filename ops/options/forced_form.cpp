@@ -42,8 +42,8 @@ constexpr ForcedForm kForms[] = {
     {"shifted-window", {CT3D_OTHER_FORWARD_FORMS_OFF, {S::kShiftedWindow, kOn}}},
     {"tap-rows", {CT3D_OTHER_FORWARD_FORMS_OFF, {S::kTapRows, kOn}, {S::kTapColumns, kOff}}},
     {"tap-columns", {CT3D_TAP_COLUMNS_ON}},
-    // The window's reads: from the staged planes with both operands in shared memory, from
-    // the staged planes, or by TMA from the source in window boxes, line tiles, flat tiles.
+    // The window's reads: from the staged planes, or by TMA from the source in window
+    // boxes, line tiles, flat tiles.
     {"tap-columns-staged", {CT3D_TAP_COLUMNS_ON, {S::kTapColumnsBoxes, kOff}}},
     {"tap-columns-boxes",
      {CT3D_TAP_COLUMNS_ON,
@@ -71,6 +71,15 @@ constexpr ForcedForm kForms[] = {
     {"half-gather", {{S::kHalfWindow, kOff}}},
     {"half-wgrad", {{S::kHalfWgrad, kOn}}},
     {"half-widened", {{S::kHalfWindow, kOff}, {S::kHalfGather, kOff}, {S::kHalfWgrad, kOff}}},
+    // One form off, the rules choosing among the rest: what the planner takes next where
+    // the form is chosen (bench/forms_table.py times each form against it).
+    {"no-winograd", {{S::kWinograd, kOff}}},
+    {"no-strided-lines", {{S::kStridedLines, kOff}}},
+    {"no-shifted-window", {{S::kShiftedWindow, kOff}}},
+    {"no-tap-columns", {{S::kTapColumns, kOff}}},
+    {"no-tap-rows", {{S::kTapRows, kOff}}},
+    {"no-width-reuse", {{S::kWidthReuse, kOff}}},
+    {"no-half-gather", {{S::kHalfGather, kOff}}},
 };
 
 #undef CT3D_TAP_COLUMNS_ON
