@@ -28,8 +28,8 @@ at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tenso
                                 const at::Tensor& grad_output, bool operands_exact_in_tf32);
 
 // float16 or bfloat16: the weight gradient, and with `bias` the bias gradient from the
-// same staging pass, on the engine's half form (engine/weight_gradient.h,
-// launch_half_weight_gradient) where it applies (sm_90a); both undefined elsewhere.
+// same staging pass, on the engine's half form where the weight gradient's planner takes it
+// (engine/planner/weight_gradient_mainloop.h: wgmma, sm_90a); both undefined elsewhere.
 struct HalfWeightGradients {
   at::Tensor weight, bias;
 };
