@@ -35,7 +35,8 @@ ct3d::cuda::FusedBackwardPlan fused_plan_of(const Layer& l, bool wgmma) {
   const ct3d::ConvGeometry g = geometry_of(l);
   const ct3d::cuda::GatherProblem input_gradient = ct3d::cuda::input_gradient_gather(g);
   return ct3d::cuda::plan_fused_backward(ct3d::cuda::plan_weight_gradient(g), &input_gradient,
-                                         ct3d::cuda::DeviceInfo{wgmma}, {}, meta_input(l));
+                                         ct3d::cuda::DeviceInfo{wgmma}, {},
+                                         meta_input(l).sym_sizes());
 }
 
 }  // namespace
@@ -122,7 +123,8 @@ TEST_CASE("the fused backward shares the staged grad_output where that measured 
   // Without the input gradient asked for, nothing to share.
   const ct3d::ConvGeometry g = geometry_of(kL1_73);
   CHECK_FALSE(ct3d::cuda::plan_fused_backward(ct3d::cuda::plan_weight_gradient(g), nullptr,
-                                              ct3d::cuda::DeviceInfo{true}, {}, meta_input(kL1_73))
+                                              ct3d::cuda::DeviceInfo{true}, {},
+                                              meta_input(kL1_73).sym_sizes())
                   .input_gradient_on_staged_output);
 }
 

@@ -54,12 +54,9 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   problem.operands_exact_in_tf32 = operands_exact_in_tf32;
   const bool input_gradient_on_engine =
       output_mask[0] && cuda::implicit_gemm_supports(problem, g.scalar_type());
-  // The grad_input the shared path writes; only its strides are planned on (a meta
-  // tensor's, without memory).
   const cuda::FusedBackwardPlan fused_plan = cuda::plan_fused_backward(
       plan, input_gradient_on_engine ? &problem : nullptr, cuda::current_device_info(),
-      cuda::wgrad_operands_of(x, false),
-      at::empty_symint(args.input_shape(), input.options().device(at::kMeta)));
+      cuda::wgrad_operands_of(x, false), args.input_shape());
   cuda::StagedChunkHook input_gradient_on_chunk;
   if (fused_plan.input_gradient_on_staged_output) {
     grad_input = at::empty_symint(args.input_shape(), input.options());

@@ -140,7 +140,7 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
                         cuda::HalfForm::kWidened);
       plan = cuda::plan_fused_backward(
           wgrad, input_gradient ? &backward : nullptr, device,
-          cuda::wgrad_operands_of(half ? widened_input : input5, false), grad_input);
+          cuda::wgrad_operands_of(half ? widened_input : input5, false), grad_input.sym_sizes());
       if (half) text += "widened to float32: ";
     }
     text += cuda::describe(plan.weight_gradient);

@@ -1,5 +1,7 @@
 #include "ops/cuda/engine/planner/fused_backward_plan.h"
 
+#include <ATen/ops/empty.h>
+
 #include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/options/form_choice.h"
@@ -8,7 +10,8 @@ namespace ct3d::cuda {
 
 FusedBackwardPlan plan_fused_backward(const WeightGradientPlan& weight_gradient,
                                       const GatherProblem* input_gradient, const DeviceInfo& device,
-                                      WgradOperands operands, const at::Tensor& grad_input) {
+                                      WgradOperands operands,
+                                      c10::SymIntArrayRef grad_input_shape) {
   FusedBackwardPlan plan;
   if (input_gradient != nullptr) {
     // Shared where it pays (the tests force it either way: forced_form.h, shared-staging
@@ -20,7 +23,8 @@ FusedBackwardPlan plan_fused_backward(const WeightGradientPlan& weight_gradient,
         (sharing == FormChoice::kAlways ||
          (sharing == FormChoice::kRule && sharing_staged_output_pays(weight_gradient, device))) &&
         gather_staged_layout(*input_gradient) == weight_gradient.output &&
-        !tap_columns_takes(*input_gradient, device, grad_input);
+        !tap_columns_takes(*input_gradient, device,
+                           at::empty_symint(grad_input_shape, at::TensorOptions(at::kMeta)));
   }
   operands.shares_staged_output = plan.input_gradient_on_staged_output;
   plan.weight_gradient = plan_weight_gradient_mainloop(weight_gradient, device, operands);

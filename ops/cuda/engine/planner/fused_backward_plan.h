@@ -21,10 +21,11 @@ struct FusedBackwardPlan {
 // weight_gradient: the call's plan (within weight_gradient_supports' limits).
 // input_gradient: the input gradient's problem (groups unfolded) where it is asked for
 // and within the engine's limits (implicit_gemm_supports), else null. operands: the
-// input's facts (shares_staged_output is the planner's to set). grad_input gives only
-// its strides (a meta tensor will do).
+// input's facts (shares_staged_output is the planner's to set). grad_input_shape: the
+// contiguous grad_input's sizes (a meta tensor of them stands for it, made only where the
+// tap-columns form is asked: no work on the calls that never get there).
 FusedBackwardPlan plan_fused_backward(const WeightGradientPlan& weight_gradient,
                                       const GatherProblem* input_gradient, const DeviceInfo& device,
-                                      WgradOperands operands, const at::Tensor& grad_input);
+                                      WgradOperands operands, c10::SymIntArrayRef grad_input_shape);
 
 }  // namespace ct3d::cuda
