@@ -72,6 +72,53 @@ __device__ __forceinline__ int stage_piece_offset(int row, int piece) {
   }
 }
 
+// The producer warpgroup's walk (threads 0-127): for each stage, once its slot is empty,
+// the staged rows' pieces by cp.async (thread tid copies piece tid % 4 of rows tid / 4 +
+// 32 r) and, by thread 0, each chunk's packed weights by one bulk copy, all completing on
+// the slot's `full` barrier.
+template <class Cfg>
+__device__ __forceinline__ void produce_gather_stages(
+    const PhaseProblem& p, const PhaseBlock& block, const float* __restrict__ staged,
+    const float* __restrict__ packed_weight, int group, int channel0, ReductionWalk& walk,
+    int chunks, int stages, uint32_t shared_base, uint32_t full0, uint32_t empty0, int tid) {
+  constexpr int kSlots = Cfg::kSlots, kChunks = Cfg::kChunks;
+  constexpr uint32_t kStageBytes = 4 * Cfg::kStageFloats;
+  constexpr uint32_t kChunkWeightBytes = 4 * Cfg::kChunkWeightFloats;
+  constexpr int kRows = Cfg::kProducerRows;
+  const int piece = tid % kChunksPerRow;
+  const float* row_source[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    row_source[r] = staged_row(p, block, staged, group, tid / kChunksPerRow + 32 * r) + 4 * piece;
+  }
+  const float* weight_source =
+      packed_weight + group * p.packed_group_stride + channel0 * kWeightFloatsPerChannel;
+  for (int it = 0; it < stages; ++it) {
+    const int slot = it % kSlots;
+    mbarrier_wait(empty0 + 8 * slot, ((it / kSlots) & 1) ^ 1);
+    const uint32_t stage = shared_base + slot * kStageBytes;
+    const int stage_chunks = min(kChunks, chunks - it * kChunks);
+    if (tid == 0) mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * kChunkWeightBytes);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      if (c < stage_chunks) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const int row = tid / kChunksPerRow + 32 * r;
+          cp_async_16(stage + 4 * stage_piece_offset<kChunks>(row, 4 * c + piece),
+                      row_source[r] + walk.input_offset);
+        }
+        if (tid == 0) {
+          bulk_copy(stage + 4 * (Cfg::kTileInputFloats + c * Cfg::kChunkWeightFloats),
+                    weight_source + walk.weight_offset, kChunkWeightBytes, full0 + 8 * slot);
+        }
+        walk.advance();
+      }
+    }
+    cp_async_arrive(full0 + 8 * slot);
+  }
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_phase_kernel(const __grid_constant__ PhaseProblem p, const float* __restrict__ staged,
@@ -99,40 +146,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
-    constexpr int kRows = Cfg::kProducerRows;
-    const int piece = tid % kChunksPerRow;
-    const float* row_source[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      row_source[r] = staged_row(p, block, staged, group, tid / kChunksPerRow + 32 * r) + 4 * piece;
-    }
-    const float* weight_source =
-        packed_weight + group * p.packed_group_stride + channel0 * kWeightFloatsPerChannel;
-    for (int it = 0; it < stages; ++it) {
-      const int slot = it % kSlots;
-      mbarrier_wait(empty0 + 8 * slot, ((it / kSlots) & 1) ^ 1);
-      const uint32_t stage = shared_base + slot * kStageBytes;
-      const int stage_chunks = min(kChunks, chunks - it * kChunks);
-      if (tid == 0)
-        mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * kChunkWeightBytes);
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        if (c < stage_chunks) {
-#pragma unroll
-          for (int r = 0; r < kRows; ++r) {
-            const int row = tid / kChunksPerRow + 32 * r;
-            cp_async_16(stage + 4 * stage_piece_offset<kChunks>(row, 4 * c + piece),
-                        row_source[r] + walk.input_offset);
-          }
-          if (tid == 0) {
-            bulk_copy(stage + 4 * (Cfg::kTileInputFloats + c * Cfg::kChunkWeightFloats),
-                      weight_source + walk.weight_offset, kChunkWeightBytes, full0 + 8 * slot);
-          }
-          walk.advance();
-        }
-      }
-      cp_async_arrive(full0 + 8 * slot);
-    }
+    produce_gather_stages<Cfg>(p, block, staged, packed_weight, group, channel0, walk, chunks,
+                               stages, shared_base, full0, empty0, tid);
     return;
   }
 

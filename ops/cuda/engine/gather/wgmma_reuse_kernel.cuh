@@ -39,6 +39,89 @@ struct WgmmaReuseConfig : WgmmaBlock<kChannels, kMTilesPerWarpgroup, kExact> {
   static constexpr int kFragmentSets = kAccumulatorRegisters + 2 * 16 * kMTiles <= 176 ? 2 : 1;
 };
 
+// The producer warpgroup's walk (threads 0-127): per stage, once its slot is empty, the
+// tile's rows of one (depth tap, height tap, chunk) by cp.async (each thread its piece of
+// rows tid / 4 + 32 r, from the segment each tile row starts in) and, by thread 0, the
+// stage's width taps' packed weights by one bulk copy each.
+template <class Cfg>
+__device__ __forceinline__ void produce_reuse_stages(
+    const PhaseProblem& p, const WidthReusePlan& plan, const PhaseBlock& block,
+    const WidthReuseSegments& segments, const float* __restrict__ staged,
+    const float* __restrict__ packed_weight, int group, int channel0, int min_shift, int valid_rows,
+    int taps_per_stage, int tap_groups, int chunks_per_tap, int stages, uint32_t shared_base,
+    uint32_t full0, uint32_t empty0, int tid) {
+  constexpr uint32_t kTapWeightBytes = 4 * Cfg::kTapWeightFloats;
+  const int slots = plan.slots;
+  const uint32_t stage_bytes = plan.stage_bytes;
+  const uint32_t input_bytes = 4 * kRowFloats * plan.tile_rows;
+  const ResidueParams& rw = block.res_w;
+  const int piece = tid % kChunksPerRow;
+  const float* base = staged_row(p, block, staged, group, 0) + 4 * piece;
+  // Offset of each of this thread's tile rows from `base` at the reduction's
+  // origin, or INT_MIN where the row is not copied (past the tile, or in a
+  // segment that starts past the last row).
+  int offset[Cfg::kProducerRowSlots];
+#pragma unroll
+  for (int r = 0; r < Cfg::kProducerRowSlots; ++r) {
+    const int row = tid / kChunksPerRow + 32 * r;
+    offset[r] = INT_MIN;
+    if (row < plan.tile_rows) {
+      const WidthReuseSegments::Source source = segments.source(row);
+      if (source.first_local < valid_rows) {
+        offset[r] = static_cast<int>(
+            staged_row(p, block, staged, group, source.first_local) + 4 * piece - base +
+            static_cast<int64_t>(min_shift + source.offset) * p.staged_stride[2]);
+      }
+    }
+  }
+  const float* weight_source =
+      packed_weight + group * p.packed_group_stride + channel0 * kWeightFloatsPerChannel;
+  const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
+  const int64_t weight_tap_step = chunks_per_tap * weight_chunk_step;
+  const ResidueParams& rd = block.res_d;
+  const ResidueParams& rh = block.res_h;
+  int td = 0, th = 0, chunk = 0, tap_group = 0;
+  for (int it = 0; it < stages; ++it) {
+    const int slot = it % slots;
+    mbarrier_wait(empty0 + 8 * slot, ((it / slots) & 1) ^ 1);
+    const uint32_t stage = shared_base + slot * stage_bytes;
+    const int first_tap = tap_group * taps_per_stage;
+    const int taps = min(taps_per_stage, rw.taps - first_tap);
+    const int64_t input_offset = (rd.first_shift + td * rd.shift_step) * p.staged_stride[0] +
+                                 (rh.first_shift + th * rh.shift_step) * p.staged_stride[1] +
+                                 chunk * kBlockK;
+#pragma unroll
+    for (int r = 0; r < Cfg::kProducerRowSlots; ++r) {
+      if (offset[r] != INT_MIN) {
+        const int row = tid / kChunksPerRow + 32 * r;
+        cp_async_16(stage + 4 * (row * kRowFloats + 4 * piece), base + offset[r] + input_offset);
+      }
+    }
+    if (tid == 0) {
+      mbarrier_arrive_expect_bytes(full0 + 8 * slot, taps * kTapWeightBytes);
+      const int64_t tap_dh =
+          (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
+      for (int tw = 0; tw < taps; ++tw) {
+        const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + (first_tap + tw) * rw.tap_step;
+        bulk_copy(stage + input_bytes + tw * kTapWeightBytes,
+                  weight_source + tap * weight_tap_step + chunk * weight_chunk_step,
+                  kTapWeightBytes, full0 + 8 * slot);
+      }
+    }
+    cp_async_arrive(full0 + 8 * slot);
+    if (++tap_group == tap_groups) {
+      tap_group = 0;
+      if (++chunk == chunks_per_tap) {
+        chunk = 0;
+        if (++th == rh.taps) {
+          th = 0;
+          ++td;
+        }
+      }
+    }
+  }
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_reuse_phase_kernel(const __grid_constant__ PhaseProblem p, const WidthReusePlan plan,
@@ -81,71 +164,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
-    const int piece = tid % kChunksPerRow;
-    const float* base = staged_row(p, block, staged, group, 0) + 4 * piece;
-    // Offset of each of this thread's tile rows from `base` at the reduction's
-    // origin, or INT_MIN where the row is not copied (past the tile, or in a
-    // segment that starts past the last row).
-    int offset[Cfg::kProducerRowSlots];
-#pragma unroll
-    for (int r = 0; r < Cfg::kProducerRowSlots; ++r) {
-      const int row = tid / kChunksPerRow + 32 * r;
-      offset[r] = INT_MIN;
-      if (row < plan.tile_rows) {
-        const WidthReuseSegments::Source source = segments.source(row);
-        if (source.first_local < valid_rows) {
-          offset[r] = static_cast<int>(
-              staged_row(p, block, staged, group, source.first_local) + 4 * piece - base +
-              static_cast<int64_t>(min_shift + source.offset) * p.staged_stride[2]);
-        }
-      }
-    }
-    const float* weight_source =
-        packed_weight + group * p.packed_group_stride + channel0 * kWeightFloatsPerChannel;
-    const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kWeightFloatsPerChannel;
-    const int64_t weight_tap_step = chunks_per_tap * weight_chunk_step;
-    const ResidueParams& rd = block.res_d;
-    const ResidueParams& rh = block.res_h;
-    int td = 0, th = 0, chunk = 0, tap_group = 0;
-    for (int it = 0; it < stages; ++it) {
-      const int slot = it % slots;
-      mbarrier_wait(empty0 + 8 * slot, ((it / slots) & 1) ^ 1);
-      const uint32_t stage = shared_base + slot * stage_bytes;
-      const int first_tap = tap_group * taps_per_stage;
-      const int taps = min(taps_per_stage, rw.taps - first_tap);
-      const int64_t input_offset = (rd.first_shift + td * rd.shift_step) * p.staged_stride[0] +
-                                   (rh.first_shift + th * rh.shift_step) * p.staged_stride[1] +
-                                   chunk * kBlockK;
-#pragma unroll
-      for (int r = 0; r < Cfg::kProducerRowSlots; ++r) {
-        if (offset[r] != INT_MIN) {
-          const int row = tid / kChunksPerRow + 32 * r;
-          cp_async_16(stage + 4 * (row * kRowFloats + 4 * piece), base + offset[r] + input_offset);
-        }
-      }
-      if (tid == 0) {
-        mbarrier_arrive_expect_bytes(full0 + 8 * slot, taps * kTapWeightBytes);
-        const int64_t tap_dh =
-            (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
-        for (int tw = 0; tw < taps; ++tw) {
-          const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + (first_tap + tw) * rw.tap_step;
-          bulk_copy(stage + input_bytes + tw * kTapWeightBytes,
-                    weight_source + tap * weight_tap_step + chunk * weight_chunk_step,
-                    kTapWeightBytes, full0 + 8 * slot);
-        }
-      }
-      cp_async_arrive(full0 + 8 * slot);
-      if (++tap_group == tap_groups) {
-        tap_group = 0;
-        if (++chunk == chunks_per_tap) {
-          chunk = 0;
-          if (++th == rh.taps) {
-            th = 0;
-            ++td;
-          }
-        }
-      }
-    }
+    produce_reuse_stages<Cfg>(p, plan, block, segments, staged, packed_weight, group, channel0,
+                              min_shift, valid_rows, taps_per_stage, tap_groups, chunks_per_tap,
+                              stages, shared_base, full0, empty0, tid);
     return;
   }
 
