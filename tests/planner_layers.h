@@ -50,6 +50,10 @@ inline const Layer kWide128{"W-128-128-k3-s1", 8,  128, 128, 1, {32, 32, 32},
                             {3, 3, 3},         k1, k1,  k0,  k1};
 inline const Layer kNarrow48{"N-48-24-k3-s1", 8,  48, 24, 1, {48, 48, 48},
                              {3, 3, 3},       k1, k1, k0, k1};
+inline const Layer kNarrow32{"N-32-16-k3-s1", 8,  32, 16, 1, {48, 48, 48},
+                             {3, 3, 3},       k1, k1, k0, k1};
+inline const Layer kNarrow16{"N-16-8-k3-s1", 8,  16, 8, 1, {64, 64, 64},
+                             {3, 3, 3},      k1, k1, k0, k1};
 inline const Layer kUnet{
     "nnU-Net 64->32 k2 s2", 2, 64, 32, 1, {64, 64, 64}, {2, 2, 2}, k2, k0, k0, k1};
 

@@ -139,6 +139,15 @@ ct3d::cuda::HalfPlan half_plan_of(const Layer& l, bool wgmma) {
                                     output, true);
 }
 
+// The half plan of the layer's input gradient on Hopper; grad_input allocated.
+ct3d::cuda::HalfPlan half_input_gradient_plan_of(const Layer& l) {
+  const at::Tensor grad_input =
+      at::empty({l.batch, l.cin, l.spatial[0], l.spatial[1], l.spatial[2]},
+                at::TensorOptions().dtype(at::kHalf));
+  return ct3d::cuda::plan_half_gemm(ct3d::cuda::input_gradient_gather(geometry_of(l)),
+                                    ct3d::cuda::DeviceInfo{true}, grad_input, true);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -155,6 +164,10 @@ TEST_CASE(
     CAPTURE(l.name);
     CHECK(half_plan_of(l, false).form == HalfForm::kWidened);
   }
+  // The input gradient: tap rows up to 16 target channels (N-16-8-k3-s1 1.79x the half
+  // window), the half window above (N-32-16-k3-s1 1.79x tap rows).
+  CHECK(half_input_gradient_plan_of(kNarrow16).form == HalfForm::kTapRows);
+  CHECK(half_input_gradient_plan_of(kNarrow32).form == HalfForm::kShiftedWindow);
   // The engine's index limits turn every half form away.
   const ct3d::ConvGeometry g = geometry_of(kL1_68);
   CHECK(ct3d::cuda::plan_half_gemm(ct3d::cuda::forward_gather(g), ct3d::cuda::DeviceInfo{true},

@@ -176,8 +176,18 @@ bool plan_half_shifted_window(const GatherProblem& problem, const at::Tensor& ou
   return true;
 }
 
+// The half input gradient takes tap rows up to 16 target channels only: on the H100
+// (bench/forms_table.py, 2026-12-05) N-16-8-k3-s1's (16) ran 1.79x faster in tap rows than
+// in the half shifted window, N-32-16-k3-s1's (32) 1.79x slower (0.358 against 0.200 ms).
+constexpr int64_t kHalfTapRowsMaxInputGradientChannels = 16;
+
 bool plan_half_tap_rows(const GatherProblem& problem, const at::Tensor& output, HalfPlan& plan) {
-  if (form_choice(FormSwitch::kTapRows) == FormChoice::kNever) return false;
+  const FormChoice choice = form_choice(FormSwitch::kTapRows);
+  if (choice == FormChoice::kNever) return false;
+  if (choice == FormChoice::kRule && problem.input_gradient &&
+      problem.target_channels > kHalfTapRowsMaxInputGradientChannels) {
+    return false;
+  }
   const PhaseProblem p = make_phase_problem(problem, kBlockK, kTapRowsChannelStep, output);
   const TapRowsPlan rows = plan_tap_rows(p, true);
   if (rows.window.columns == 0) return false;
@@ -198,7 +208,8 @@ HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
   for (const GatherDim& dim : problem.dim) one_phase = one_phase && dim.phases.size() == 1;
   if (one_phase && form_choice(FormSwitch::kHalfWindow) != FormChoice::kNever) {
     // The float32 forward's order: the shifted window where it pays (or wherever it
-    // applies, where the tests force it), else the tap-rows form; then the shifted
+    // applies, where the tests force it), else the tap-rows form (for an input gradient
+    // only on narrow targets: kHalfTapRowsMaxInputGradientChannels); then the shifted
     // window wherever it applies, since the alternative here is the widened float32
     // path, not another half mainloop.
     const bool window_first = form_choice(FormSwitch::kShiftedWindow) == FormChoice::kAlways;
