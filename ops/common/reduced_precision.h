@@ -12,8 +12,12 @@
 
 namespace ct3d {
 
+inline bool is_reduced_precision(at::ScalarType dtype) {
+  return dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
 inline bool is_reduced_precision(const at::Tensor& tensor) {
-  return tensor.scalar_type() == at::kHalf || tensor.scalar_type() == at::kBFloat16;
+  return is_reduced_precision(tensor.scalar_type());
 }
 
 inline at::Tensor widened(const at::Tensor& tensor) { return tensor.to(at::kFloat); }

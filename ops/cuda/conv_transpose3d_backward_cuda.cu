@@ -24,12 +24,13 @@
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/cuda/device_capability.h"
-#include "ops/cuda/engine/gather/half_gather.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/planner/op_plan.h"
 #include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
 #include "ops/cuda/engine/window/half_window.h"
 #include "ops/cuda/gradients_cuda.h"
+#include "ops/cuda/op_operands.h"
 #include "ops/cuda/winograd/winograd_forward.h"
 
 namespace ct3d {
@@ -136,21 +137,27 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
   if (grad_output.numel() == 0) return grad_input.zero_();  // an output extent of 0
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const ConvGeometry geometry = geometry_of(args);
-  cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
-  problem.operands_exact_in_tf32 = operands_exact_in_tf32;
-  if (cuda::implicit_gemm_supports(problem, g.scalar_type())) {
-    // Stride 1 through Winograd's transforms where they pay (winograd_forward.h); widened
-    // float16 / bfloat16 operands stay exact in TF32 without them.
-    at::Tensor grad_input5 = args.batched ? grad_input : grad_input.unsqueeze(0);
-    if (!operands_exact_in_tf32 && g.scalar_type() == at::kFloat &&
-        cuda::launch_winograd_input_gradient(geometry, args.batched ? g : g.unsqueeze(0), w,
-                                             grad_input5, stream)) {
+  const cuda::OpPlan plan = cuda::plan_op(
+      conv_problem(cuda::ConvOp::kInputGradient, args, g.scalar_type(), operands_exact_in_tf32),
+      cuda::current_device_info(), cuda::OpOperands{g, grad_input});
+  const ConvGeometry& geometry = plan.problem.geometry;
+  switch (plan.path) {
+    case cuda::OpPath::kWinograd: {
+      // Stride 1 as a forward of grad_output through Winograd's transforms.
+      at::Tensor grad_input5 = args.batched ? grad_input : grad_input.unsqueeze(0);
+      cuda::launch_winograd_input_gradient(*plan.winograd, geometry,
+                                           args.batched ? g : g.unsqueeze(0), w, grad_input5,
+                                           stream);
       return grad_input;
     }
-    cuda::launch_implicit_gemm(problem, g, w, at::Tensor(), grad_input, stream,
-                               cuda::backward_staging_budget(g.numel()));
-    return grad_input;
+    case cuda::OpPath::kEngine:
+      cuda::launch_gemm_plan(plan.gemm, g, w, at::Tensor(), grad_input, stream,
+                             cuda::backward_staging_budget(g.numel()));
+      return grad_input;
+    case cuda::OpPath::kHalf:  // half operands come through half_input_gradient_cuda
+      TORCH_INTERNAL_ASSERT(false, "input_gradient_cuda: float16 / bfloat16 operands");
+    case cuda::OpPath::kDirect:
+      break;
   }
   const int64_t blocks = std::min<int64_t>((total + 255) / 256, int64_t(1) << 20);
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cuda", [&] {
@@ -166,18 +173,17 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
 
 at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                     const at::Tensor& weight) {
-  const cuda::GatherProblem problem = cuda::input_gradient_gather(geometry_of(args));
-  const bool window = cuda::half_window_may_apply(problem);
-  const bool gather = cuda::half_gather_may_apply(problem);
-  if (!window && !gather) return at::Tensor();
+  // Planned before any copy or allocation, on stand-ins for the tensors the op makes.
+  const cuda::OpOperands operands = input_gradient_operands(args, grad_output);
+  if (operands.target.numel() == 0 || grad_output.numel() == 0) return at::Tensor();
+  const cuda::OpPlan plan =
+      cuda::plan_op(conv_problem(cuda::ConvOp::kInputGradient, args, grad_output.scalar_type()),
+                    cuda::current_device_info(), operands);
+  if (plan.path != cuda::OpPath::kHalf) return at::Tensor();
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
-  if (grad_input.numel() == 0 || grad_output.numel() == 0) return at::Tensor();
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  if (!cuda::launch_half_plan(problem, g, w, at::Tensor(), grad_input, stream,
-                              cuda::backward_staging_budget(g.numel()))) {
-    return at::Tensor();
-  }
+  cuda::launch_half(plan.half, g, w, at::Tensor(), grad_input, c10::cuda::getCurrentCUDAStream(),
+                    cuda::backward_staging_budget(g.numel()));
   return grad_input;
 }
 
@@ -185,17 +191,17 @@ HalfWeightGradients half_weight_gradient_cuda(const ConvTranspose3dArgs& args,
                                               const at::Tensor& input,
                                               const at::Tensor& grad_output, bool bias) {
   if (input.numel() == 0 || grad_output.numel() == 0) return {};
-  const cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry_of(args));
-  // Planned before any copy or allocation (the limits asked as float32's: the same).
-  if (!cuda::weight_gradient_supports(plan, at::kFloat)) return {};
-  const cuda::WgradMainloopPlan mainloop = cuda::plan_weight_gradient_mainloop(
-      plan, cuda::current_device_info(), cuda::wgrad_operands_of(input, false));
-  if (mainloop.form != cuda::WgradForm::kWgmma) return {};
+  // Planned before any copy or allocation. The input as given: a non-contiguous one
+  // counts as unaligned (its copy would not be), as it always has.
+  const cuda::OpPlan plan =
+      cuda::plan_op(conv_problem(cuda::ConvOp::kWeightGradient, args, input.scalar_type()),
+                    cuda::current_device_info(), cuda::OpOperands{input, at::Tensor()});
+  if (plan.path != cuda::OpPath::kHalf) return {};
   const at::TensorOptions sums = input.options().dtype(at::kFloat);
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), sums);
   at::Tensor grad_bias = bias ? at::empty({args.out_channels}, sums) : at::Tensor();
-  cuda::launch_weight_gradient(mainloop, input.contiguous(), grad_output.contiguous(), grad_weight,
-                               c10::cuda::getCurrentCUDAStream(), grad_bias);
+  cuda::launch_weight_gradient(plan.mainloop, input.contiguous(), grad_output.contiguous(),
+                               grad_weight, c10::cuda::getCurrentCUDAStream(), grad_bias);
   const at::ScalarType dtype = input.scalar_type();
   return {grad_weight.to(dtype), bias ? grad_bias.to(dtype) : at::Tensor()};
 }
@@ -226,23 +232,22 @@ at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tenso
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
   if (grad_weight.numel() == 0) return grad_weight;
   if (grad_output.numel() == 0) return grad_weight.zero_();  // empty batch or output
-  const ConvGeometry geometry = geometry_of(args);
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
-  plan.operands_exact_in_tf32 = operands_exact_in_tf32;
-  if (cuda::weight_gradient_supports(plan, x.scalar_type())) {
-    cuda::launch_weight_gradient(
-        cuda::plan_weight_gradient_mainloop(plan, cuda::current_device_info(),
-                                            cuda::wgrad_operands_of(x, false)),
-        x, g, grad_weight, stream);
+  const cuda::OpPlan plan = cuda::plan_op(
+      conv_problem(cuda::ConvOp::kWeightGradient, args, x.scalar_type(), operands_exact_in_tf32),
+      cuda::current_device_info(), cuda::OpOperands{x, at::Tensor()});
+  if (plan.path == cuda::OpPath::kEngine) {
+    cuda::launch_weight_gradient(plan.mainloop, x, g, grad_weight, stream);
     return grad_weight;
   }
+  TORCH_INTERNAL_ASSERT(plan.path == cuda::OpPath::kDirect,
+                        "weight_gradient_cuda: float16 / bfloat16 operands");
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "ct3d_weight_backward_cuda", [&] {
     cuda::check_kernel_image(reinterpret_cast<const void*>(&weight_backward_kernel<scalar_t>),
                              "CUDA kernel");
     weight_backward_kernel<scalar_t><<<grad_weight.numel(), kReduceThreads, 0, stream>>>(
-        geometry, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
+        plan.problem.geometry, x.const_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
         grad_weight.mutable_data_ptr<scalar_t>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });

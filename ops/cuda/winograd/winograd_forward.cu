@@ -288,7 +288,8 @@ void transform_output(const WinogradPlan& plan, const ConvGeometry& g, const at:
 
 // The transforms' grids (channels and samples on y and z, one plane's positions in
 // 32-bit) and the engine's limits on its problem.
-bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g, const GatherProblem& problem) {
+bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g, const GatherProblem& problem,
+                   const DeviceInfo& device) {
   const int64_t planes[2] = {
       g.dim[0].input * plan.reduced.dim[1].input * plan.reduced.dim[2].input,
       g.dim[0].output * plan.reduced.dim[1].output * plan.reduced.dim[2].output};
@@ -298,8 +299,8 @@ bool fits_launches(const WinogradPlan& plan, const ConvGeometry& g, const Gather
   const int64_t weight_windows = g.in_channels * g.out_channels_per_group() * plan.reduced.taps();
   return planes[0] < INT_MAX - kTransformThreads && planes[1] < INT_MAX - kTransformThreads &&
          weight_windows < INT_MAX - kTransformThreads && g.in_channels <= kMaxGridYZ &&
-         g.out_channels <= kMaxGridYZ && g.batch <= kMaxGridYZ &&
-         implicit_gemm_supports(problem, at::kFloat);
+         g.out_channels <= kMaxGridYZ && g.batch <= kMaxGridYZ && device.engine &&
+         implicit_gemm_fits(problem);
 }
 
 // The engine's problem of a plan: the reduced geometry's forward, on the transformed
@@ -312,49 +313,50 @@ GatherProblem winograd_problem(const WinogradPlan& plan) {
 
 }  // namespace
 
-bool winograd_pays(const ConvGeometry& geometry) {
-  return wgmma_enabled() && geometry.in_channels_per_group() >= 32 &&
+bool winograd_pays(const ConvGeometry& geometry, const DeviceInfo& device) {
+  return device.wgmma && geometry.in_channels_per_group() >= 32 &&
          geometry.out_channels_per_group() >= 64;
 }
 
 std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
+                                                  const DeviceInfo& device,
                                                   bool output_contiguous) {
   const FormChoice choice = form_choice(FormSwitch::kWinograd);
   if (choice == FormChoice::kNever || !output_contiguous) return std::nullopt;
-  if (choice == FormChoice::kRule && !winograd_pays(geometry)) return std::nullopt;
+  if (choice == FormChoice::kRule && !winograd_pays(geometry, device)) return std::nullopt;
   int tile_h = 1, tile_w = 1;
   requested_tiles(geometry, choice, tile_h, tile_w);
   const std::optional<WinogradPlan> plan = plan_winograd(geometry, tile_h, tile_w);
-  if (!plan || !fits_launches(*plan, geometry, winograd_problem(*plan))) return std::nullopt;
+  if (!plan || !fits_launches(*plan, geometry, winograd_problem(*plan), device)) {
+    return std::nullopt;
+  }
   return plan;
 }
 
-bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
-                             const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                             cudaStream_t stream) {
-  const std::optional<WinogradPlan> plan = plan_winograd_forward(geometry, output.is_contiguous());
-  if (!plan) return false;
+void launch_winograd_forward(const WinogradPlan& plan, const ConvGeometry& geometry,
+                             const at::Tensor& input, const at::Tensor& weight,
+                             const at::Tensor& bias, at::Tensor& output, cudaStream_t stream) {
   // The engine's problem, planned once; a chunk of samples changes only its batch.
-  const GatherProblem problem = winograd_problem(*plan);
+  const GatherProblem problem = winograd_problem(plan);
 
   // Set by any transform that meets a non-finite value; the direct kernel queued last
   // then recomputes the output exactly (and returns at once when it is not set).
   const at::Tensor nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
   int* flag = nonfinite.mutable_data_ptr<int>();
-  const at::Tensor transformed_weight = transform_weights(*plan, geometry, weight, flag, stream);
+  const at::Tensor transformed_weight = transform_weights(plan, geometry, weight, flag, stream);
   const StagedLayout layout = gather_staged_layout(problem);
-  const bool staged_here = stages_itself(*plan, layout);
+  const bool staged_here = stages_itself(plan, layout);
   // A chunk of samples at a time, so that the transformed input and products (2.25x the
   // input and the output for F(4, 3) in both dimensions) stay within half of what the
   // layer's input and output take (workspace_budget_floats): unchunked, they raised
   // training steps' peak memory to 2-3x the default path's (KERNEL_LOG "Winograd F(m, r)").
   const int64_t batch = geometry.batch;
   const int64_t budget = workspace_budget_floats(input.numel() + output.numel());
-  const int64_t per_sample = workspace_floats_per_sample(*plan, layout, staged_here);
+  const int64_t per_sample = workspace_floats_per_sample(plan, layout, staged_here);
   const int64_t chunk = std::clamp<int64_t>(budget / per_sample, 1, batch);
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
-    WinogradPlan part = *plan;
+    WinogradPlan part = plan;
     part.reduced.batch = samples;
     ConvGeometry part_geometry = geometry;
     part_geometry.batch = samples;
@@ -382,7 +384,6 @@ bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& inp
     transform_output(part, part_geometry, products, bias, part_output, flag, stream);
   }
   launch_direct_conv_transpose3d(geometry, input, weight, bias, output, stream, flag);
-  return true;
 }
 
 }  // namespace ct3d::cuda
@@ -409,11 +410,11 @@ std::optional<ConvGeometry> input_gradient_as_forward(const ConvGeometry& geomet
   return swapped;
 }
 
-bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tensor& grad_output,
-                                    const at::Tensor& weight, at::Tensor& grad_input,
-                                    cudaStream_t stream) {
+void launch_winograd_input_gradient(const WinogradPlan& plan, const ConvGeometry& geometry,
+                                    const at::Tensor& grad_output, const at::Tensor& weight,
+                                    at::Tensor& grad_input, cudaStream_t stream) {
   const std::optional<ConvGeometry> swapped = input_gradient_as_forward(geometry);
-  if (!swapped || !plan_winograd_forward(*swapped, grad_input.is_contiguous())) return false;
+  TORCH_INTERNAL_ASSERT(swapped, "launch_winograd_input_gradient: not a stride-1 layer");
   const int64_t groups = geometry.groups;
   const at::Tensor swapped_weight =
       weight
@@ -424,8 +425,8 @@ bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tens
           .reshape({geometry.out_channels, geometry.in_channels_per_group(), geometry.dim[0].kernel,
                     geometry.dim[1].kernel, geometry.dim[2].kernel})
           .contiguous();
-  return launch_winograd_forward(*swapped, grad_output, swapped_weight, at::Tensor(), grad_input,
-                                 stream);
+  launch_winograd_forward(plan, *swapped, grad_output, swapped_weight, at::Tensor(), grad_input,
+                          stream);
 }
 
 }  // namespace ct3d::cuda

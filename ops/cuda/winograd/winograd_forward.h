@@ -9,41 +9,42 @@
 #include <optional>
 
 #include "ops/common/conv_geometry.h"
+#include "ops/cuda/engine/planner/device_info.h"
 #include "ops/cuda/winograd/winograd_plan.h"
 
 namespace ct3d::cuda {
 
-// input: contiguous (N, C_in, D, H, W) float32; weight: contiguous; bias: contiguous or
-// undefined; output: (N, C_out, OD, OH, OW), contiguous. Runs the forward where the
-// plan applies and it pays (winograd_pays), every output written, and returns true;
-// returns false, having done nothing, elsewhere (non-contiguous output, sizes past
-// the transforms' grids or the engine's limits). The option winograd=off turns it
-// off, the tests' force_form=winograd on wherever it applies (in both dimensions where
-// both may be transformed); the option winograd_workspace_mib caps the transformed
-// tensors of a chunk of samples (workspace_budget_floats).
-// The plan launch_winograd_forward runs the forward with (its rule, the option winograd
-// and the tests' forced form applied), or nullopt where it does not run it.
+// The plan of the forward of `geometry` (its rule winograd_pays, the option winograd and
+// the tests' forced form applied: force_form=winograd takes it wherever it applies, in
+// both dimensions where both may be transformed), or nullopt where it does not apply
+// (a non-contiguous output, sizes past the transforms' grids or the engine's limits).
 std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
+                                                  const DeviceInfo& device,
                                                   bool output_contiguous);
 
 // The input gradient of a stride-1 layer as a forward (weights flipped, channels swapped
 // in each group), or nullopt where it is not one (other strides, output padding).
 std::optional<ConvGeometry> input_gradient_as_forward(const ConvGeometry& geometry);
 
-bool launch_winograd_forward(const ConvGeometry& geometry, const at::Tensor& input,
-                             const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                             cudaStream_t stream);
+// Runs the forward of `geometry` on `plan` (plan_winograd_forward's), every output
+// written. input: contiguous (N, C_in, D, H, W) float32; weight: contiguous; bias:
+// contiguous or undefined; output: (N, C_out, OD, OH, OW), contiguous. The option
+// winograd_workspace_mib caps the transformed tensors of a chunk of samples
+// (workspace_budget_floats).
+void launch_winograd_forward(const WinogradPlan& plan, const ConvGeometry& geometry,
+                             const at::Tensor& input, const at::Tensor& weight,
+                             const at::Tensor& bias, at::Tensor& output, cudaStream_t stream);
 
-// The float32 input gradient of a layer with stride 1 and no output padding, as that
+// The float32 input gradient of a layer with stride 1 and no output padding, as the
 // forward of grad_output (contiguous, batched) with the weights flipped and their
-// channels swapped, into grad_input (contiguous); arguments and result as
-// launch_winograd_forward, on the swapped layer.
-bool launch_winograd_input_gradient(const ConvGeometry& geometry, const at::Tensor& grad_output,
-                                    const at::Tensor& weight, at::Tensor& grad_input,
-                                    cudaStream_t stream);
+// channels swapped, into grad_input (contiguous); `plan` is the swapped forward's
+// (plan_winograd_forward of input_gradient_as_forward(geometry)).
+void launch_winograd_input_gradient(const WinogradPlan& plan, const ConvGeometry& geometry,
+                                    const at::Tensor& grad_output, const at::Tensor& weight,
+                                    at::Tensor& grad_input, cudaStream_t stream);
 
 // Where the Winograd forward measured faster than the engine alone (docs/KERNEL_LOG.md,
 // "Winograd F(m, r)").
-bool winograd_pays(const ConvGeometry& geometry);
+bool winograd_pays(const ConvGeometry& geometry, const DeviceInfo& device);
 
 }  // namespace ct3d::cuda

@@ -12,13 +12,8 @@
 
 namespace ct3d::cuda {
 
-// Whether it may apply, checked before anything is allocated: not turned off
-// (forced_form.h: half-widened), wgmma available, more than 16 target channels per group (its
-// blocks are 32 channels or more; narrower groups stay on the widened path).
-bool half_gather_may_apply(const GatherProblem& problem);
-
 // Runs the problem on the half gather (the planner's HalfForm::kGather: gemm_plan.h);
-// tensors as launch_half_plan's (half_window.h), staged whole, or in chunks of samples
+// tensors as launch_half's (half_window.h), staged whole, or in chunks of samples
 // within staging_budget elements.
 void launch_half_gather(const GatherProblem& problem, const at::Tensor& source,
                         const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,

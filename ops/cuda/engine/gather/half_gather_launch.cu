@@ -16,7 +16,6 @@
 #include "ops/cuda/engine/instructions/wgmma_available.h"
 #include "ops/cuda/engine/staging/half_window_weights.h"
 #include "ops/cuda/engine/staging/staging.h"
-#include "ops/options/form_choice.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -105,11 +104,6 @@ void launch_for_channels(const GatherProblem& problem, const at::Tensor& source,
 }
 
 }  // namespace
-
-bool half_gather_may_apply(const GatherProblem& problem) {
-  return form_choice(FormSwitch::kHalfGather) != FormChoice::kNever && wgmma_enabled() &&
-         problem.target_channels > 16;
-}
 
 void launch_half_gather(const GatherProblem& problem, const at::Tensor& source,
                         const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,

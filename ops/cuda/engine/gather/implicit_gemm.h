@@ -12,9 +12,15 @@
 
 namespace ct3d::cuda {
 
+struct GemmPlan;  // planner/gemm_plan.h
+
 // Whether the engine handles this problem (float32, strides within the per-launch
 // residue limit, sizes within its index types); the direct kernels handle the rest.
 bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype);
+
+// Its part that is the problem's alone: strides within the per-launch residue limit,
+// sizes within the index types (the planner asks the device part of DeviceInfo).
+bool implicit_gemm_fits(const GatherProblem& problem);
 
 // Runs an exact fallback on the stream when the device flag it is given is set
 // (see launch_implicit_gemm).
@@ -35,5 +41,12 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
                           cudaStream_t stream, int64_t staging_budget_floats,
                           const ExactRerun& exact_rerun = nullptr,
                           const at::Tensor& staged = at::Tensor());
+
+// The same with the plan made (plan_gemm, or plan_op for an op's whole call): launches
+// the form it names. exact_rerun must be set where the plan folded groups.
+void launch_gemm_plan(const GemmPlan& plan, const at::Tensor& source, const at::Tensor& weight,
+                      const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
+                      int64_t staging_budget_floats, const ExactRerun& exact_rerun = nullptr,
+                      const at::Tensor& staged = at::Tensor());
 
 }  // namespace ct3d::cuda

@@ -182,11 +182,12 @@ void launch_gather(const GemmPlan& plan, int* flag, const at::Tensor& source,
 }  // namespace
 
 bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) {
-  if (dtype != at::kFloat) return false;
   // mma.sync TF32 and cp.async: sm_80 and newer, with this library's code for it.
-  if (device_capability() < kTensorCoreCapability || !weight_packing_runs_here()) {
-    return false;
-  }
+  return dtype == at::kFloat && device_capability() >= kTensorCoreCapability &&
+         weight_packing_runs_here() && implicit_gemm_fits(problem);
+}
+
+bool implicit_gemm_fits(const GatherProblem& problem) {
   int64_t positions_per_sample = 1;
   int64_t phases = 1;
   int64_t staged_positions = 1;
@@ -233,7 +234,14 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   operands.whole_batch = source.size(0) == problem.batch;
   operands.prestaged = staged.defined();
   operands.may_fold = exact_rerun && output.is_contiguous();
-  const GemmPlan plan = plan_gemm(problem, current_device_info(), operands, output);
+  launch_gemm_plan(plan_gemm(problem, current_device_info(), operands, output), source, weight,
+                   bias, output, stream, staging_budget_floats, exact_rerun, staged);
+}
+
+void launch_gemm_plan(const GemmPlan& plan, const at::Tensor& source, const at::Tensor& weight,
+                      const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
+                      int64_t staging_budget_floats, const ExactRerun& exact_rerun,
+                      const at::Tensor& staged) {
   switch (plan.form) {
     case GemmForm::kStridedLines:
       return launch_strided_lines(plan, source, weight, bias, output, stream);
@@ -254,7 +262,7 @@ void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source
   at::Tensor nonfinite;
   if (fold > 1) nonfinite = at::empty({1}, source.options().dtype(at::kInt));
   int* flag = fold > 1 ? nonfinite.mutable_data_ptr<int>() : nullptr;
-  if (problem.operands_exact_in_tf32) {
+  if (plan.folded.operands_exact_in_tf32) {
     launch_gather<true>(plan, flag, source, weight, bias, output, stream, staging_budget_floats,
                         staged);
   } else {

@@ -2,17 +2,18 @@
 // they stay pure functions a test can ask about any device.
 #pragma once
 
-#include "ops/cuda/engine/instructions/wgmma_available.h"
-
 namespace ct3d::cuda {
 
 struct DeviceInfo {
   // An sm_90 device running this library's sm_90a code (wgmma_available.h): the
   // Hopper mainloops.
   bool wgmma = false;
+  // An sm_80 or newer device running this library's code for it: the engine (mma.sync,
+  // cp.async) and the weight gradient's mainloops; elsewhere the direct kernels.
+  bool engine = true;
 };
 
 // The current device's (the option max_capability applies).
-inline DeviceInfo current_device_info() { return DeviceInfo{wgmma_enabled()}; }
+DeviceInfo current_device_info();
 
 }  // namespace ct3d::cuda

@@ -22,6 +22,10 @@ namespace ct3d::cuda {
 // limits).
 bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype);
 
+// Its part that is the plan's alone: the limits (the planner asks the device part of
+// DeviceInfo).
+bool weight_gradient_fits(const WeightGradientPlan& plan);
+
 // The facts of a call's input for the planner: its dtype's size and, as the kernels read
 // it (contiguous: a fresh copy where it is not), whether its data is 16-byte aligned (a
 // meta tensor by its storage offset, standing for an allocation).

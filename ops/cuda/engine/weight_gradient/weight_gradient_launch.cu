@@ -279,13 +279,14 @@ void launch_for_m_tiles(const WeightGradientPlan& plan, const at::Tensor& input,
 }  // namespace
 
 bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype) {
-  const ConvGeometry& g = plan.geometry;
-  if (dtype != at::kFloat) return false;
   // mma.sync TF32 and cp.async: sm_80 and newer, with this library's code for it.
-  if (device_capability() < kTensorCoreCapability ||
-      !has_kernel_image(reinterpret_cast<const void*>(&sum_weight_gradient_splits_kernel))) {
-    return false;
-  }
+  return dtype == at::kFloat && device_capability() >= kTensorCoreCapability &&
+         has_kernel_image(reinterpret_cast<const void*>(&sum_weight_gradient_splits_kernel)) &&
+         weight_gradient_fits(plan);
+}
+
+bool weight_gradient_fits(const WeightGradientPlan& plan) {
+  const ConvGeometry& g = plan.geometry;
   if (g.batch * g.input_positions() == 0) return false;
   const int64_t channel_blocks = plan.input.padded_channels_per_group /
                                  std::min<int64_t>(64, plan.input.padded_channels_per_group) *

@@ -1,0 +1,147 @@
+#include "ops/cuda/engine/planner/op_plan.h"
+
+#include <ATen/ops/empty.h>
+
+#include "ops/common/reduced_precision.h"
+#include "ops/cuda/engine/gather/implicit_gemm.h"
+#include "ops/cuda/engine/weight_gradient/weight_gradient.h"
+#include "ops/cuda/engine/window/window_tensor_map.h"
+#include "ops/cuda/winograd/winograd_forward.h"
+
+namespace ct3d::cuda {
+namespace {
+
+// The float32 copy the op widens `source` into: fresh, contiguous and aligned.
+at::Tensor widened_stand_in(const at::Tensor& source) {
+  return at::empty(source.sizes(), source.options().device(at::kMeta).dtype(at::kFloat));
+}
+
+// Whether TMA boxes may read the source in place; a meta tensor stands for a copy the
+// op makes (contiguous, aligned), whose channels alone decide.
+bool fits_boxes(const at::Tensor& source, const GatherProblem& problem) {
+  if (source.is_meta()) {
+    return source.scalar_type() == at::kFloat && source.dim() == 5 && source.numel() > 0 &&
+           channels_fit_boxes(problem.groups, problem.reduce_channels);
+  }
+  return source_fits_boxes(source, problem.groups, problem.reduce_channels);
+}
+
+// The forward and the input gradient: the half forms, else (widened or float32)
+// Winograd where it applies and pays, the engine's GEMM, or the direct kernels.
+void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
+                    const OpOperands& operands, OpPlan& plan) {
+  const bool forward = problem.op == ConvOp::kForward;
+  plan.gather =
+      forward ? forward_gather(problem.geometry) : input_gradient_gather(problem.geometry);
+  at::Tensor source = operands.source;
+  plan.widened = problem.operands_exact_in_tf32;
+  if (is_reduced_precision(problem.dtype)) {
+    // The engine's index limits are the same for both element sizes: asked as float32's.
+    plan.half = plan_half_gemm(plan.gather, device, operands.target,
+                               device.engine && implicit_gemm_fits(plan.gather));
+    if (plan.half.form != HalfForm::kWidened) {
+      plan.path = OpPath::kHalf;
+      return;
+    }
+    plan.widened = true;
+    source = widened_stand_in(source);
+  }
+  plan.gather.operands_exact_in_tf32 = plan.widened;
+  const at::ScalarType engine_dtype = plan.widened ? at::kFloat : problem.dtype;
+  if (engine_dtype != at::kFloat || !device.engine || !implicit_gemm_fits(plan.gather)) {
+    plan.path = OpPath::kDirect;
+    return;
+  }
+  // Winograd on float32 operands only: widened ones are exact in TF32 without the
+  // transforms, which would make them inexact.
+  if (problem.dtype == at::kFloat && !plan.widened) {
+    const bool contiguous = operands.target.is_contiguous();
+    if (forward) {
+      plan.winograd = plan_winograd_forward(problem.geometry, device, contiguous);
+    } else if (const std::optional<ConvGeometry> swapped =
+                   input_gradient_as_forward(problem.geometry)) {
+      plan.winograd = plan_winograd_forward(*swapped, device, contiguous);
+    }
+    if (plan.winograd) {
+      plan.path = OpPath::kWinograd;
+      return;
+    }
+  }
+  GemmOperands gemm_operands;
+  gemm_operands.source_fits_boxes = fits_boxes(source, plan.gather);
+  // The forward queues an exact rerun behind a folded GEMM (launch_implicit_gemm).
+  gemm_operands.may_fold = forward && operands.target.is_contiguous();
+  plan.gemm = plan_gemm(plan.gather, device, gemm_operands, operands.target);
+  plan.path = OpPath::kEngine;
+}
+
+// The weight gradient: the half wgmma mainloop, else (widened or float32) the engine's
+// mainloops, or the direct kernel.
+void plan_weight_gradient_op(const ConvProblem& problem, const DeviceInfo& device,
+                             const OpOperands& operands, OpPlan& plan) {
+  plan.weight_gradient = plan_weight_gradient(problem.geometry);
+  at::Tensor source = operands.source;
+  plan.widened = problem.operands_exact_in_tf32;
+  if (is_reduced_precision(problem.dtype)) {
+    // Limits asked as float32's: the same for both element sizes.
+    if (device.engine && weight_gradient_fits(plan.weight_gradient)) {
+      plan.mainloop = plan_weight_gradient_mainloop(plan.weight_gradient, device,
+                                                    wgrad_operands_of(source, false));
+      if (plan.mainloop.form == WgradForm::kWgmma) {
+        plan.path = OpPath::kHalf;
+        return;
+      }
+    }
+    plan.widened = true;
+    source = widened_stand_in(source);
+  }
+  plan.weight_gradient.operands_exact_in_tf32 = plan.widened;
+  const at::ScalarType engine_dtype = plan.widened ? at::kFloat : problem.dtype;
+  if (engine_dtype != at::kFloat || !device.engine || !weight_gradient_fits(plan.weight_gradient)) {
+    plan.path = OpPath::kDirect;
+    return;
+  }
+  plan.mainloop = plan_weight_gradient_mainloop(plan.weight_gradient, device,
+                                                wgrad_operands_of(source, false));
+  plan.path = OpPath::kEngine;
+}
+
+std::string winograd_text(const WinogradPlan& plan) {
+  using std::to_string;
+  return "winograd (F(" + to_string(plan.dim[0].tile) + ", " + to_string(plan.dim[0].kernel) +
+         ") x F(" + to_string(plan.dim[1].tile) + ", " + to_string(plan.dim[1].kernel) +
+         ") around the engine's GEMM)";
+}
+
+}  // namespace
+
+OpPlan plan_op(const ConvProblem& problem, const DeviceInfo& device, const OpOperands& operands) {
+  OpPlan plan;
+  plan.problem = problem;
+  if (problem.op == ConvOp::kWeightGradient) {
+    plan_weight_gradient_op(problem, device, operands, plan);
+  } else {
+    plan_gather_op(problem, device, operands, plan);
+  }
+  return plan;
+}
+
+std::string describe(const OpPlan& plan) {
+  const bool weight_gradient = plan.problem.op == ConvOp::kWeightGradient;
+  // Text by concatenation, not iostreams (ops/common/error_message.h says why).
+  switch (plan.path) {
+    case OpPath::kHalf:
+      return weight_gradient ? describe(plan.mainloop) : describe(plan.half);
+    case OpPath::kWinograd:
+      return winograd_text(*plan.winograd);
+    case OpPath::kEngine:
+      return std::string(plan.widened ? "widened to float32: " : "") +
+             (weight_gradient ? describe(plan.mainloop) : describe(plan.gemm));
+    case OpPath::kDirect:
+      break;
+  }
+  return plan.problem.dtype == at::kDouble ? "direct kernel (float64)"
+                                           : "direct kernel (past the engine's limits)";
+}
+
+}  // namespace ct3d::cuda
