@@ -45,6 +45,61 @@ struct ShiftedWindowConfig : WindowBlockShape<kColumns, Operands> {
   static constexpr int kTapBytes = Operands::kWeightParts * kTapWeightBytes;
 };
 
+// Warpgroup 0's first thread, the producer: for each of the block's tiles, every
+// stage's window of staged rows (produce_window_stages) and the packed weights of every
+// width tap for the stage's k-step (of `chunks` k-chunks of 16 source channels).
+template <class Cfg>
+__device__ __forceinline__ void produce_shifted_window_tiles(const PhaseProblem& p,
+                                                             const ShiftedWindowPlan& plan,
+                                                             const void* __restrict__ planes,
+                                                             const void* __restrict__ packed_weight,
+                                                             uint32_t shared_base, uint32_t full0,
+                                                             uint32_t empty0, int chunks) {
+  using Ops = typename Cfg::Ops;
+  constexpr int kMTiles = Cfg::kMTiles;
+  const ResidueParams& rd = p.dim[0].residue[0];
+  const ResidueParams& rh = p.dim[1].residue[0];
+  const ResidueParams& rw = p.dim[2].residue[0];
+  // The packed weights, in bytes: float32's layout (wgmma_weight_layout.h: per (tap,
+  // chunk) cout_padded x 32 floats, k-step s of the chunk 2 KB on, its lo part 4 KB
+  // on), or the half form's [group][tap][chunk][target channels x 32 bytes]
+  // (half_window_weights.h: a group is taps x cin_padded x cout_padded x 2 bytes, the
+  // number packed_group_stride counts in floats for float32).
+  constexpr int kChannelBytes = Ops::kHalf ? 32 : kWeightFloatsPerChannel * 4;
+  const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kChannelBytes;
+  RingPosition ring;  // over all the block's tiles
+  for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
+    const WindowTile tile = window_tile<kMTiles>(plan, index);
+    const char* weights = static_cast<const char*>(packed_weight) +
+                          tile.group * p.packed_group_stride * (Ops::kHalf ? 1 : 4) +
+                          tile.channel0 * kChannelBytes;
+    // The packed weights of every width tap for the k-step (float32: hi and lo).
+    const auto copy_weights = [&](uint32_t destination, int, int td, int th, int k_step,
+                                  uint32_t full) {
+      const int chunk = Ops::kHalf ? k_step : k_step >> 1;
+      const int s = Ops::kHalf ? 0 : k_step & 1;
+      const int64_t tap_dh =
+          (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
+      for (int tw = 0; tw < rw.taps; ++tw) {
+        const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
+        const char* hi =
+            weights + (tap * chunks + chunk) * weight_chunk_step + s * Cfg::kTapWeightBytes;
+        const uint32_t tap_destination = destination + tw * Cfg::kTapBytes;
+        bulk_copy(tap_destination, hi, Cfg::kTapWeightBytes, full);
+        if constexpr (!Ops::kHalf) {
+          // The lo part: the chunk's second 64 x 16 floats.
+          bulk_copy(tap_destination + Cfg::kTapWeightBytes, hi + 2 * Cfg::kTapWeightBytes,
+                    Cfg::kTapWeightBytes, full);
+        }
+      }
+    };
+    produce_window_stages<Ops, 1>(p, plan, tile,
+                                  window_columns_tile_taps(p, plan, tile.qd, tile.column0),
+                                  planes, shared_base, full0, empty0, rw.taps * Cfg::kTapBytes,
+                                  ring, copy_weights);
+  }
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_shifted_window_kernel(const __grid_constant__ PhaseProblem p,
@@ -67,54 +122,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // One producer thread: its arrival and the bulk copies' bytes fill a slot.
   init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads, 1);
 
-  const ResidueParams& rd = p.dim[0].residue[0];
-  const ResidueParams& rh = p.dim[1].residue[0];
   const ResidueParams& rw = p.dim[2].residue[0];
-  const int chunks = p.cin_padded / 16;
+  const int chunks = p.cin_padded / 16;  // k-chunks of 16 source channels
   const uint32_t plane_window_bytes = 16 * plan.window_pitch;
   const uint32_t window_bytes = Ops::kPlanesPerStep * plane_window_bytes;
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (tid != 0) return;
-    // The packed weights, in bytes: float32's layout (wgmma_weight_layout.h: per (tap,
-    // chunk) cout_padded x 32 floats, k-step s of the chunk 2 KB on, its lo part 4 KB
-    // on), or the half form's [group][tap][chunk][target channels x 32 bytes]
-    // (half_window_weights.h: a group is taps x cin_padded x cout_padded x 2 bytes, the
-    // number packed_group_stride counts in floats for float32).
-    constexpr int kChannelBytes = Ops::kHalf ? 32 : kWeightFloatsPerChannel * 4;
-    const int64_t weight_chunk_step = static_cast<int64_t>(p.cout_padded) * kChannelBytes;
-    RingPosition ring;  // over all the block's tiles
-    for (int64_t index = blockIdx.x; index < plan.tiles; index += gridDim.x) {
-      const WindowTile tile = window_tile<kMTiles>(plan, index);
-      const char* weights = static_cast<const char*>(packed_weight) +
-                            tile.group * p.packed_group_stride * (Ops::kHalf ? 1 : 4) +
-                            tile.channel0 * kChannelBytes;
-      // The packed weights of every width tap for the k-step (float32: hi and lo).
-      const auto copy_weights = [&](uint32_t destination, int, int td, int th, int k_step,
-                                    uint32_t full) {
-        const int chunk = Ops::kHalf ? k_step : k_step >> 1;
-        const int s = Ops::kHalf ? 0 : k_step & 1;
-        const int64_t tap_dh =
-            (rd.first_tap + td * rd.tap_step) * p.kernel_h + rh.first_tap + th * rh.tap_step;
-        for (int tw = 0; tw < rw.taps; ++tw) {
-          const int64_t tap = tap_dh * p.kernel_w + rw.first_tap + tw * rw.tap_step;
-          const char* hi =
-              weights + (tap * chunks + chunk) * weight_chunk_step + s * Cfg::kTapWeightBytes;
-          const uint32_t tap_destination = destination + tw * Cfg::kTapBytes;
-          bulk_copy(tap_destination, hi, Cfg::kTapWeightBytes, full);
-          if constexpr (!Ops::kHalf) {
-            // The lo part: the chunk's second 64 x 16 floats.
-            bulk_copy(tap_destination + Cfg::kTapWeightBytes, hi + 2 * Cfg::kTapWeightBytes,
-                      Cfg::kTapWeightBytes, full);
-          }
-        }
-      };
-      produce_window_stages<Ops, 1>(p, plan, tile,
-                                    window_columns_tile_taps(p, plan, tile.qd, tile.column0),
-                                    planes, shared_base, full0, empty0, rw.taps * Cfg::kTapBytes,
-                                    ring, copy_weights);
-    }
+    produce_shifted_window_tiles<Cfg>(p, plan, planes, packed_weight, shared_base, full0, empty0,
+                                      chunks);
     return;
   }
 
