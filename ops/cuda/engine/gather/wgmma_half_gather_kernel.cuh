@@ -84,6 +84,64 @@ __device__ __forceinline__ HalfGatherTile half_gather_tile(const PhaseProblem& p
   return tile;
 }
 
+// Warpgroup 0, the producers: for each of the block's tiles, stage after stage, the
+// source rows' pieces of kChunks chunks (cp.async) and their packed weights (one bulk
+// copy a chunk) into the next free slot.
+template <class Cfg>
+__device__ __forceinline__ void produce_half_gather_stages(
+    const PhaseProblem& p, const HalfGatherTiles& tiles,
+    const typename Cfg::Element* __restrict__ staged,
+    const typename Cfg::Element* __restrict__ packed_weight, uint32_t shared_base, uint32_t full0,
+    uint32_t empty0, int tid) {
+  using Element = typename Cfg::Element;
+  constexpr int kSlots = Cfg::kSlots, kChunks = Cfg::kChunks;
+  constexpr int kPieces = Cfg::kPiecesPerRow;
+  constexpr int kRows = Cfg::kProducerRows;
+  const int piece = tid & 1;
+  int ring = 0;  // stages loaded by this block, over all its tiles
+  for (int64_t index = blockIdx.x; index < tiles.count; index += gridDim.x) {
+    const HalfGatherTile tile = half_gather_tile<Cfg>(p, tiles, index);
+    ReductionWalk walk(p, tile.block);
+    const int chunks = walk.total_stages;
+    const int stages = (chunks + kChunks - 1) / kChunks;
+    const Element* row_source[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      row_source[r] = staged_row(p, tile.block, staged, tile.group, tid / 2 + 64 * r) + 8 * piece;
+    }
+    // The packed weights: per (tap, chunk) cout_padded x 16 values; ReductionWalk
+    // counts float32's packing (cout_padded x 32 floats), twice as many elements.
+    const Element* weight_source =
+        packed_weight + tile.group * (p.packed_group_stride / 2) + tile.channel0 * 16;
+    for (int it = 0; it < stages; ++it, ++ring) {
+      const int slot = ring % kSlots;
+      mbarrier_wait(empty0 + 8 * slot, ((ring / kSlots) & 1) ^ 1);
+      const uint32_t stage = shared_base + slot * Cfg::kStageBytes;
+      const int stage_chunks = min(kChunks, chunks - it * kChunks);
+      if (tid == 0)
+        mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * Cfg::kChunkWeightBytes);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        if (c < stage_chunks) {
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) {
+            const int row = tid / 2 + 64 * r;
+            cp_async_16(stage + half_stage_piece_offset<kPieces>(row, 2 * c + piece),
+                        row_source[r] + walk.input_offset);
+          }
+          if (tid == 0) {
+            bulk_copy(stage + Cfg::kTileInputBytes + c * Cfg::kChunkWeightBytes,
+                      weight_source + walk.weight_offset / 2, Cfg::kChunkWeightBytes,
+                      full0 + 8 * slot);
+          }
+          walk.advance();
+        }
+      }
+      cp_async_arrive(full0 + 8 * slot);
+    }
+  }
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_half_gather_kernel(const __grid_constant__ PhaseProblem p, const HalfGatherTiles tiles,
@@ -112,51 +170,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
-    constexpr int kRows = Cfg::kProducerRows;
-    const int piece = tid & 1;
-    int ring = 0;  // stages loaded by this block, over all its tiles
-    for (int64_t index = blockIdx.x; index < tiles.count; index += gridDim.x) {
-      const HalfGatherTile tile = half_gather_tile<Cfg>(p, tiles, index);
-      ReductionWalk walk(p, tile.block);
-      const int chunks = walk.total_stages;
-      const int stages = (chunks + kChunks - 1) / kChunks;
-      const Element* row_source[kRows];
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        row_source[r] =
-            staged_row(p, tile.block, staged, tile.group, tid / 2 + 64 * r) + 8 * piece;
-      }
-      // The packed weights: per (tap, chunk) cout_padded x 16 values; ReductionWalk
-      // counts float32's packing (cout_padded x 32 floats), twice as many elements.
-      const Element* weight_source =
-          packed_weight + tile.group * (p.packed_group_stride / 2) + tile.channel0 * 16;
-      for (int it = 0; it < stages; ++it, ++ring) {
-        const int slot = ring % kSlots;
-        mbarrier_wait(empty0 + 8 * slot, ((ring / kSlots) & 1) ^ 1);
-        const uint32_t stage = shared_base + slot * Cfg::kStageBytes;
-        const int stage_chunks = min(kChunks, chunks - it * kChunks);
-        if (tid == 0)
-          mbarrier_arrive_expect_bytes(full0 + 8 * slot, stage_chunks * Cfg::kChunkWeightBytes);
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          if (c < stage_chunks) {
-#pragma unroll
-            for (int r = 0; r < kRows; ++r) {
-              const int row = tid / 2 + 64 * r;
-              cp_async_16(stage + half_stage_piece_offset<kPieces>(row, 2 * c + piece),
-                          row_source[r] + walk.input_offset);
-            }
-            if (tid == 0) {
-              bulk_copy(stage + Cfg::kTileInputBytes + c * Cfg::kChunkWeightBytes,
-                        weight_source + walk.weight_offset / 2, Cfg::kChunkWeightBytes,
-                        full0 + 8 * slot);
-            }
-            walk.advance();
-          }
-        }
-        cp_async_arrive(full0 + 8 * slot);
-      }
-    }
+    produce_half_gather_stages<Cfg>(p, tiles, staged, packed_weight, shared_base, full0, empty0,
+                                    tid);
     return;
   }
 
