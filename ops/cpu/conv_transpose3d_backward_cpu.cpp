@@ -25,6 +25,7 @@
 #include "ops/common/conv_geometry.h"
 #include "ops/common/conv_transpose3d_backward_args.h"
 #include "ops/common/error_message.h"
+#include "ops/common/gradient_tensor.h"
 #include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/cpu/channel_sums.h"
@@ -189,9 +190,10 @@ at::Tensor conv_transpose3d_input_backward_cpu(const at::Tensor& grad_output,
                                                stride, padding, groups, dilation)
         .to(grad_output.scalar_type());
   }
-  at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
-  if (grad_input.numel() == 0) return grad_input;
-  if (grad_output.numel() == 0) return grad_input.zero_();  // an output extent of 0
+  const GradientTensor result =
+      allocate_gradient(args.input_shape(), grad_output.options(), grad_output);
+  at::Tensor grad_input = result.tensor;
+  if (result.answered) return grad_input;
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const ConvGeometry geometry = geometry_of(args);
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cpu", [&] {
@@ -218,9 +220,10 @@ at::Tensor conv_transpose3d_weight_backward_cpu(const at::Tensor& input,
                                                 stride, padding, groups, dilation)
         .to(input.scalar_type());
   }
-  at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
-  if (grad_weight.numel() == 0) return grad_weight;
-  if (grad_output.numel() == 0) return grad_weight.zero_();  // empty batch or output
+  const GradientTensor result =
+      allocate_gradient(args.weight_shape(), input.options(), grad_output);
+  at::Tensor grad_weight = result.tensor;
+  if (result.answered) return grad_weight;
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "ct3d_weight_backward_cpu", [&] {
     weight_backward_kernel<scalar_t>(geometry_of(args), x, g, grad_weight);

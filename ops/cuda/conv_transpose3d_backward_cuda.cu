@@ -20,6 +20,7 @@
 #include "ops/common/conv_geometry.h"
 #include "ops/common/conv_transpose3d_backward_args.h"
 #include "ops/common/error_message.h"
+#include "ops/common/gradient_tensor.h"
 #include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/conv_transpose3d_backward.h"
@@ -131,10 +132,11 @@ void check_backward_tensor_cuda(const at::Tensor& tensor) {
 
 at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                const at::Tensor& weight, bool operands_exact_in_tf32) {
-  at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
+  const GradientTensor result =
+      allocate_gradient(args.input_shape(), grad_output.options(), grad_output);
+  at::Tensor grad_input = result.tensor;
+  if (result.answered) return grad_input;
   const int64_t total = grad_input.numel();
-  if (total == 0) return grad_input;
-  if (grad_output.numel() == 0) return grad_input.zero_();  // an output extent of 0
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const cuda::OpPlan plan = cuda::plan_op(
@@ -229,9 +231,10 @@ at::Tensor conv_transpose3d_input_backward_cuda(const at::Tensor& grad_output,
 
 at::Tensor weight_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& input,
                                 const at::Tensor& grad_output, bool operands_exact_in_tf32) {
-  at::Tensor grad_weight = at::empty_symint(args.weight_shape(), input.options());
-  if (grad_weight.numel() == 0) return grad_weight;
-  if (grad_output.numel() == 0) return grad_weight.zero_();  // empty batch or output
+  const GradientTensor result =
+      allocate_gradient(args.weight_shape(), input.options(), grad_output);
+  at::Tensor grad_weight = result.tensor;
+  if (result.answered) return grad_weight;
   const at::Tensor x = input.contiguous(), g = grad_output.contiguous();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const cuda::OpPlan plan = cuda::plan_op(
