@@ -79,3 +79,10 @@ def test_explain_on_cuda_names_every_op():
         assert half["forward"].startswith("half tap-rows")
     else:
         assert half["forward"].startswith("widened to float32: mma-gather")
+    # A channels-last half input: the weight gradient reads its contiguous copy, so it
+    # takes the half wgmma mainloop as a contiguous one does.
+    channels_last = x.half().to(memory_format=torch.channels_last_3d)
+    assert (lines(ct3d.explain(channels_last, w.half(), None, 1))["weight gradient"]
+            == half["weight gradient"])
+    if capability >= (9, 0):
+        assert half["weight gradient"].startswith("wgmma")

@@ -8,7 +8,6 @@
 
 #include "ops/common/conv_geometry.h"
 #include "ops/common/conv_transpose3d_args.h"
-#include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
 #include "ops/cuda/engine/planner/fused_backward_plan.h"
 #include "ops/cuda/engine/planner/op_plan.h"
@@ -49,12 +48,9 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
 
   text += "\nweight gradient: ";
   if (weight.numel() == 0 || empty) return text + "nothing to compute\n";
-  // The half weight gradient asks of the input as given, the float32 one of the input as
-  // its op passes it (contiguous).
-  const at::Tensor batched_input = args.batched ? input : input.unsqueeze(0);
-  const cuda::OpPlan weight_gradient = cuda::plan_op(
-      conv_problem(cuda::ConvOp::kWeightGradient, args, dtype), device,
-      cuda::OpOperands{is_reduced_precision(input) ? batched_input : forward.source, at::Tensor()});
+  const cuda::OpPlan weight_gradient =
+      cuda::plan_op(conv_problem(cuda::ConvOp::kWeightGradient, args, dtype), device,
+                    weight_gradient_operands(args, input));
   if (weight_gradient.path != cuda::OpPath::kEngine) {
     return text + cuda::describe(weight_gradient) + "\n";
   }
@@ -64,7 +60,7 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
                                         input_gradient.path == cuda::OpPath::kWinograd;
   const at::Tensor wgrad_source =
       weight_gradient.widened
-          ? at::empty(batched_input.sizes(), input.options().device(at::kMeta).dtype(at::kFloat))
+          ? at::empty(forward.source.sizes(), input.options().device(at::kMeta).dtype(at::kFloat))
           : forward.source;
   const cuda::FusedBackwardPlan fused = cuda::plan_fused_backward(
       weight_gradient.weight_gradient, input_gradient_on_engine ? &input_gradient.gather : nullptr,

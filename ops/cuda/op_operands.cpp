@@ -34,6 +34,11 @@ cuda::OpOperands input_gradient_operands(const ConvTranspose3dArgs& args,
           grad_input};
 }
 
+cuda::OpOperands weight_gradient_operands(const ConvTranspose3dArgs& args,
+                                          const at::Tensor& input) {
+  return {as_contiguous(args.batched ? input : input.unsqueeze(0)), at::Tensor()};
+}
+
 cuda::ConvProblem conv_problem(cuda::ConvOp op, const ConvTranspose3dArgs& args,
                                at::ScalarType dtype, bool operands_exact_in_tf32) {
   cuda::ConvProblem problem;

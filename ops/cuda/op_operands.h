@@ -22,6 +22,10 @@ cuda::OpOperands forward_operands(const ConvTranspose3dArgs& args, const at::Ten
 cuda::OpOperands input_gradient_operands(const ConvTranspose3dArgs& args,
                                          const at::Tensor& grad_output);
 
+// The weight gradient: the batched input as the op passes it (contiguous: itself, else a
+// copy).
+cuda::OpOperands weight_gradient_operands(const ConvTranspose3dArgs& args, const at::Tensor& input);
+
 // The planner's problem of one op of the call whose arguments are `args`, for operands of
 // `dtype` (operands_exact_in_tf32: float32 operands widened from float16 or bfloat16).
 cuda::ConvProblem conv_problem(cuda::ConvOp op, const ConvTranspose3dArgs& args,
