@@ -175,15 +175,16 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
 
 at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad_output,
                                     const at::Tensor& weight) {
-  // Planned before any copy or allocation, on stand-ins for the tensors the op makes.
-  const cuda::OpOperands operands = input_gradient_operands(args, grad_output);
-  if (operands.target.numel() == 0 || grad_output.numel() == 0) return at::Tensor();
-  const cuda::OpPlan plan =
-      cuda::plan_op(conv_problem(cuda::ConvOp::kInputGradient, args, grad_output.scalar_type()),
-                    cuda::current_device_info(), operands);
-  if (plan.path != cuda::OpPath::kHalf) return at::Tensor();
+  // The half forms run on sm_90a only: elsewhere nothing is allocated for them.
+  const cuda::DeviceInfo device = cuda::current_device_info();
+  if (!device.wgmma || grad_output.numel() == 0) return at::Tensor();
   at::Tensor grad_input = at::empty_symint(args.input_shape(), grad_output.options());
+  if (grad_input.numel() == 0) return at::Tensor();
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
+  const cuda::OpPlan plan =
+      cuda::plan_op(conv_problem(cuda::ConvOp::kInputGradient, args, g.scalar_type()), device,
+                    cuda::OpOperands{g, grad_input});
+  if (plan.path != cuda::OpPath::kHalf) return at::Tensor();
   cuda::launch_half(plan.half, g, w, at::Tensor(), grad_input, c10::cuda::getCurrentCUDAStream(),
                     cuda::backward_staging_budget(g.numel()));
   return grad_input;

@@ -50,12 +50,9 @@ ForwardTensors forward_tensors(const ConvTranspose3dArgs& args, const at::Tensor
   return t;
 }
 
-// Runs the forward as `plan` says (engine/planner/op_plan.h), on input, weight and bias
-// in the plan's dtype (widened to float32 where the plan is).
-at::Tensor run_forward(const cuda::OpPlan& plan, const ConvTranspose3dArgs& args,
-                       const at::Tensor& input, const at::Tensor& weight,
-                       const std::optional<at::Tensor>& bias) {
-  ForwardTensors t = forward_tensors(args, input, weight, bias);
+// Launches the forward as `plan` says (engine/planner/op_plan.h) on `t`, the tensors in
+// the plan's dtype (widened to float32 where the plan is).
+void launch_forward(const cuda::OpPlan& plan, ForwardTensors& t) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const ConvGeometry& geometry = plan.problem.geometry;
   switch (plan.path) {
@@ -88,7 +85,15 @@ at::Tensor run_forward(const cuda::OpPlan& plan, const ConvTranspose3dArgs& args
       }
       break;
   }
-  return t.output;
+}
+
+// The plan of the forward of `t` (operands_exact_in_tf32: float32 tensors widened from
+// float16 or bfloat16), made on the tensors the launch gets.
+cuda::OpPlan plan_forward(const ConvTranspose3dArgs& args, const ForwardTensors& t,
+                          const cuda::DeviceInfo& device, bool operands_exact_in_tf32) {
+  return cuda::plan_op(conv_problem(cuda::ConvOp::kForward, args, t.input5.scalar_type(),
+                                    operands_exact_in_tf32),
+                       device, cuda::OpOperands{t.input5, t.output5});
 }
 
 }  // namespace
@@ -103,17 +108,27 @@ at::Tensor conv_transpose3d_cuda(const at::Tensor& input, const at::Tensor& weig
   CT3D_CHECK(input.is_cuda(), "conv_transpose3d (CUDA kernel): input must be a CUDA tensor, got ",
              input.device());
   const c10::cuda::CUDAGuard device_guard(input.device());
-  // Planned before any copy or allocation, on stand-ins for the tensors the op makes.
-  const cuda::OpOperands operands = forward_operands(args, input, weight);
-  if (operands.target.numel() == 0) return allocate_output(args, input, weight);
-  const cuda::OpPlan plan = cuda::plan_op(
-      conv_problem(cuda::ConvOp::kForward, args, input.scalar_type()), cuda::current_device_info(),
-      operands);
-  if (plan.widened) {
-    return run_forward(plan, args, widened(input), widened(weight), widened(bias))
-        .to(input.scalar_type());
+  const cuda::DeviceInfo device = cuda::current_device_info();
+  const bool half = is_reduced_precision(input);
+  if (half && device.wgmma) {
+    // The half forms (sm_90a only); where none takes the layer, the plan is the widened
+    // float32 one, made for the copies below (fresh: contiguous, aligned; the same
+    // output strides).
+    ForwardTensors t = forward_tensors(args, input, weight, bias);
+    if (t.output.numel() == 0) return t.output;
+    const cuda::OpPlan plan = plan_forward(args, t, device, false);
+    if (plan.path == cuda::OpPath::kHalf) {
+      launch_forward(plan, t);
+      return t.output;
+    }
+    ForwardTensors wide = forward_tensors(args, widened(input), widened(weight), widened(bias));
+    launch_forward(plan, wide);
+    return wide.output.to(input.scalar_type());
   }
-  return run_forward(plan, args, input, weight, bias);
+  ForwardTensors t = half ? forward_tensors(args, widened(input), widened(weight), widened(bias))
+                          : forward_tensors(args, input, weight, bias);
+  if (t.output.numel() > 0) launch_forward(plan_forward(args, t, device, half), t);
+  return half ? t.output.to(input.scalar_type()) : t.output;
 }
 
 }  // namespace ct3d

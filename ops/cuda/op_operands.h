@@ -1,8 +1,10 @@
-// The tensors each CUDA op passes its kernels, as the planner's entry wants them
-// (engine/planner/op_plan.h): the real tensors where the op passes them as they are,
-// meta stand-ins for the copies and outputs it makes (contiguous and aligned, as the
-// caching allocator gives them). The entry points plan with them and ct3d.explain asks
-// with the same, so that it prints what the op runs.
+// The tensors each CUDA op passes its kernels, for asking the planner's entry
+// (engine/planner/op_plan.h) without making them: the real tensors where the op passes
+// them as they are, meta stand-ins for the copies and outputs it makes (contiguous and
+// aligned, as the caching allocator gives them; the same strides). ct3d.explain plans
+// on them, so it sees what the op's own plan sees; the entry points plan on the tensors
+// they launch with, already made (no meta tensor in their path), but for the half weight
+// gradient's non-contiguous input, planned before its copy.
 #pragma once
 
 #include <ATen/core/Tensor.h>

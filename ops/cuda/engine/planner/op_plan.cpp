@@ -1,7 +1,5 @@
 #include "ops/cuda/engine/planner/op_plan.h"
 
-#include <ATen/ops/empty.h>
-
 #include "ops/common/reduced_precision.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
@@ -11,17 +9,13 @@
 namespace ct3d::cuda {
 namespace {
 
-// The float32 copy the op widens `source` into: fresh, contiguous and aligned.
-at::Tensor widened_stand_in(const at::Tensor& source) {
-  return at::empty(source.sizes(), source.options().device(at::kMeta).dtype(at::kFloat));
-}
-
-// Whether TMA boxes may read the source in place; a meta tensor stands for a copy the
-// op makes (contiguous, aligned), whose channels alone decide.
-bool fits_boxes(const at::Tensor& source, const GatherProblem& problem) {
-  if (source.is_meta()) {
-    return source.scalar_type() == at::kFloat && source.dim() == 5 && source.numel() > 0 &&
-           channels_fit_boxes(problem.groups, problem.reduce_channels);
+// Whether TMA boxes may read the source in place. A copy the op makes (a meta tensor
+// standing for it, or `fresh_float_copy`: the float32 copy of widened operands) is
+// contiguous and aligned, so the channels alone decide; no tensor is made for it.
+bool fits_boxes(const at::Tensor& source, const GatherProblem& problem, bool fresh_float_copy) {
+  if (fresh_float_copy || source.is_meta()) {
+    return (fresh_float_copy || source.scalar_type() == at::kFloat) && source.dim() == 5 &&
+           source.numel() > 0 && channels_fit_boxes(problem.groups, problem.reduce_channels);
   }
   return source_fits_boxes(source, problem.groups, problem.reduce_channels);
 }
@@ -33,9 +27,9 @@ void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
   const bool forward = problem.op == ConvOp::kForward;
   plan.gather =
       forward ? forward_gather(problem.geometry) : input_gradient_gather(problem.geometry);
-  at::Tensor source = operands.source;
   plan.widened = problem.operands_exact_in_tf32;
-  if (is_reduced_precision(problem.dtype)) {
+  const bool half = is_reduced_precision(problem.dtype);
+  if (half) {
     // The engine's index limits are the same for both element sizes: asked as float32's.
     plan.half = plan_half_gemm(plan.gather, device, operands.target,
                                device.engine && implicit_gemm_fits(plan.gather));
@@ -44,7 +38,6 @@ void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
       return;
     }
     plan.widened = true;
-    source = widened_stand_in(source);
   }
   plan.gather.operands_exact_in_tf32 = plan.widened;
   const at::ScalarType engine_dtype = plan.widened ? at::kFloat : problem.dtype;
@@ -68,7 +61,8 @@ void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
     }
   }
   GemmOperands gemm_operands;
-  gemm_operands.source_fits_boxes = fits_boxes(source, plan.gather);
+  // Half operands run on their widened copy.
+  gemm_operands.source_fits_boxes = fits_boxes(operands.source, plan.gather, half);
   // The forward queues an exact rerun behind a folded GEMM (launch_implicit_gemm).
   gemm_operands.may_fold = forward && operands.target.is_contiguous();
   plan.gemm = plan_gemm(plan.gather, device, gemm_operands, operands.target);
@@ -80,20 +74,19 @@ void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
 void plan_weight_gradient_op(const ConvProblem& problem, const DeviceInfo& device,
                              const OpOperands& operands, OpPlan& plan) {
   plan.weight_gradient = plan_weight_gradient(problem.geometry);
-  at::Tensor source = operands.source;
   plan.widened = problem.operands_exact_in_tf32;
-  if (is_reduced_precision(problem.dtype)) {
+  const bool half = is_reduced_precision(problem.dtype);
+  if (half) {
     // Limits asked as float32's: the same for both element sizes.
     if (device.engine && weight_gradient_fits(plan.weight_gradient)) {
       plan.mainloop = plan_weight_gradient_mainloop(plan.weight_gradient, device,
-                                                    wgrad_operands_of(source, false));
+                                                    wgrad_operands_of(operands.source, false));
       if (plan.mainloop.form == WgradForm::kWgmma) {
         plan.path = OpPath::kHalf;
         return;
       }
     }
     plan.widened = true;
-    source = widened_stand_in(source);
   }
   plan.weight_gradient.operands_exact_in_tf32 = plan.widened;
   const at::ScalarType engine_dtype = plan.widened ? at::kFloat : problem.dtype;
@@ -101,8 +94,11 @@ void plan_weight_gradient_op(const ConvProblem& problem, const DeviceInfo& devic
     plan.path = OpPath::kDirect;
     return;
   }
-  plan.mainloop = plan_weight_gradient_mainloop(plan.weight_gradient, device,
-                                                wgrad_operands_of(source, false));
+  // Half operands run on their widened copy: float32, fresh, so aligned.
+  const WgradOperands widened_copy{4, true, false};
+  plan.mainloop = plan_weight_gradient_mainloop(
+      plan.weight_gradient, device,
+      half ? widened_copy : wgrad_operands_of(operands.source, false));
   plan.path = OpPath::kEngine;
 }
 

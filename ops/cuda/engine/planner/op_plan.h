@@ -2,7 +2,8 @@
 // Winograd's transforms, the engine's GEMM on float32 or widened operands, the direct
 // kernels) and that path's plan, from the problem, the device and the tensors as the op
 // will pass them. The CUDA entry points launch what it returns and ct3d.explain prints
-// it, so the two cannot disagree. The form inside a path is its own planner's:
+// it (on stand-ins with the same strides and alignment: op_operands.h), so the two
+// agree. The form inside a path is its own planner's:
 // plan_half_gemm and plan_gemm (gemm_plan.h), plan_winograd_forward
 // (winograd_forward.h), plan_weight_gradient_mainloop (weight_gradient_mainloop.h); the
 // all-gradients call adds plan_fused_backward (fused_backward_plan.h).
@@ -43,8 +44,8 @@ struct ConvProblem {
 // real tensors, or meta tensors standing for those the op will allocate or copy (the
 // caching allocator aligns them). The forward: source the batched input (contiguous),
 // target the batched output; the input gradient: grad_output and grad_input; the weight
-// gradient: source the input (target unused). For a widened path the planner stands a
-// float32 copy in for the source.
+// gradient: source the input (target unused). Half operands that take the widened path
+// are planned as their float32 copy (fresh: contiguous, aligned), from these facts alone.
 struct OpOperands {
   at::Tensor source, target;
 };
