@@ -30,6 +30,8 @@ def pytest_terminal_summary(terminalreporter):
     for report in harness.REPORTS:
         worst = ", ".join(f"{name} {ratio:.2g}" for name, ratio in
                           report["worst_error_over_bar"].items())
+        cancelled = sum(report.get("conditioned_calls", {}).values())
         terminalreporter.write_line(
             f"{report['form']:32s} seed {report['seed']:>10}: {report['configs']} calls, "
-            f"{len(report['failures'])} failed, {report['seconds']} s; worst error/bar: {worst}")
+            f"{len(report['failures'])} failed, {report['seconds']} s; worst error/bar: {worst}"
+            f"; within the bar of a cancelling sum only: {cancelled}")
