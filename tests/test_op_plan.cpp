@@ -9,6 +9,7 @@
 #include "ops/common/conv_transpose3d_args.h"
 #include "ops/cuda/engine/planner/op_plan.h"
 #include "ops/cuda/op_operands.h"
+#include "ops/options/options.h"
 #include "tests/catch.h"
 #include "tests/planner_layers.h"
 
@@ -110,5 +111,42 @@ TEST_CASE("the op planner: float64 on the direct kernels") {
     const OpPlan plan = plan_of(op, kL1_61, at::kDouble, true);
     CHECK(plan.path == OpPath::kDirect);
     CHECK(ct3d::cuda::describe(plan) == "direct kernel (float64)");
+  }
+}
+
+TEST_CASE("the op planner: the workspace each op's plan names") {
+  using ct3d::cuda::backward_staging_budget;
+  // The forward stages whole; the backward ops within half their sources (staging.h).
+  CHECK(plan_of(ConvOp::kForward, kL1_73, at::kFloat, true).staging_floats ==
+        ct3d::cuda::kUnlimitedStaging);
+  const ct3d::ConvGeometry l1_68 = geometry_of(kL1_68);
+  const OpPlan dx = plan_of(ConvOp::kInputGradient, kL1_68, at::kFloat, true);
+  CHECK(dx.staging_floats == backward_staging_budget(l1_68.output_elements()));
+  CHECK(dx.staging_floats == l1_68.output_elements() / 2);  // 312 M values: above the floor
+  CHECK(ct3d::cuda::describe(dx).find("; staged within 149 Mi values a chunk") != std::string::npos);
+  // The weight gradient's budget, which its launchers read from the mainloop's plan.
+  const ct3d::ConvGeometry l1_61 = geometry_of(kL1_61);
+  for (at::ScalarType dtype : {at::kFloat, at::kHalf}) {
+    const OpPlan dw = plan_of(ConvOp::kWeightGradient, kL1_61, dtype, true);
+    CHECK(dw.staging_floats ==
+          backward_staging_budget(l1_61.input_elements() + l1_61.output_elements()));
+    CHECK(dw.mainloop.staged.staging_floats == dw.staging_floats);
+  }
+  // Winograd: chunks of samples whose transformed tensors stay within the workspace;
+  // 1 MiB (the option) leaves one sample a chunk.
+  struct DefaultWorkspaceAfter {
+    ~DefaultWorkspaceAfter() { ct3d::set_option("winograd_workspace_mib", ""); }
+  } restore;
+  for (ConvOp op : {ConvOp::kForward, ConvOp::kInputGradient}) {
+    const OpPlan whole = plan_of(op, kWide128, at::kFloat, true);
+    REQUIRE(whole.winograd.has_value());
+    CHECK(whole.winograd->chunk_samples >= 1);
+    CHECK(whole.winograd->chunk_samples <= kWide128.batch);
+    ct3d::set_option("winograd_workspace_mib", "1");
+    const OpPlan small = plan_of(op, kWide128, at::kFloat, true);
+    ct3d::set_option("winograd_workspace_mib", "");
+    REQUIRE(small.winograd.has_value());
+    CHECK(small.winograd->chunk_samples == 1);
+    CHECK(ct3d::cuda::describe(small).find("; 1 sample a chunk)") != std::string::npos);
   }
 }

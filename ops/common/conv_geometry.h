@@ -66,6 +66,9 @@ struct ConvGeometry {
   CT3D_HOST_DEVICE int64_t output_positions() const {
     return dim[0].output * dim[1].output * dim[2].output;
   }
+  // Elements of the batched input and output (grad_input and grad_output alike).
+  int64_t input_elements() const { return batch * in_channels * input_positions(); }
+  int64_t output_elements() const { return batch * out_channels * output_positions(); }
 };
 
 // Concrete sizes only (kernels never see symbolic shapes). batch is 1 for

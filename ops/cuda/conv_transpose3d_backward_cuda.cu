@@ -27,7 +27,6 @@
 #include "ops/cuda/device_capability.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/planner/op_plan.h"
-#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient.h"
 #include "ops/cuda/engine/window/half_window.h"
 #include "ops/cuda/gradients_cuda.h"
@@ -154,7 +153,7 @@ at::Tensor input_gradient_cuda(const ConvTranspose3dArgs& args, const at::Tensor
     }
     case cuda::OpPath::kEngine:
       cuda::launch_gemm_plan(plan.gemm, g, w, at::Tensor(), grad_input, stream,
-                             cuda::backward_staging_budget(g.numel()));
+                             plan.staging_floats);
       return grad_input;
     case cuda::OpPath::kHalf:  // half operands come through half_input_gradient_cuda
       TORCH_INTERNAL_ASSERT(false, "input_gradient_cuda: float16 / bfloat16 operands");
@@ -186,7 +185,7 @@ at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::T
                     cuda::OpOperands{g, grad_input});
   if (plan.path != cuda::OpPath::kHalf) return at::Tensor();
   cuda::launch_half(plan.half, g, w, at::Tensor(), grad_input, c10::cuda::getCurrentCUDAStream(),
-                    cuda::backward_staging_budget(g.numel()));
+                    plan.staging_floats);
   return grad_input;
 }
 

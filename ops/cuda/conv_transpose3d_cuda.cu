@@ -15,7 +15,6 @@
 #include "ops/cuda/direct_kernel.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/planner/op_plan.h"
-#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/window/half_window.h"
 #include "ops/cuda/op_operands.h"
 #include "ops/cuda/winograd/winograd_forward.h"
@@ -59,7 +58,7 @@ void launch_forward(const cuda::OpPlan& plan, ForwardTensors& t) {
     case cuda::OpPath::kHalf:
       // The bias widened to float32 by the weight packing, added before the one rounding.
       cuda::launch_half(plan.half, t.input5, t.weight, t.bias, t.output5, stream,
-                        cuda::kUnlimitedStaging);
+                        plan.staging_floats);
       break;
     case cuda::OpPath::kWinograd:
       cuda::launch_winograd_forward(*plan.winograd, geometry, t.input5, t.weight, t.bias,
@@ -68,7 +67,7 @@ void launch_forward(const cuda::OpPlan& plan, ForwardTensors& t) {
     case cuda::OpPath::kEngine:
       // Writes through the output's strides: contiguous or channels-last.
       cuda::launch_gemm_plan(plan.gemm, t.input5, t.weight, t.bias, t.output5, stream,
-                             cuda::kUnlimitedStaging, [&](const int* run_only_if) {
+                             plan.staging_floats, [&](const int* run_only_if) {
                                cuda::launch_direct_conv_transpose3d(geometry, t.input5, t.weight,
                                                                     t.bias, t.output5, stream,
                                                                     run_only_if);

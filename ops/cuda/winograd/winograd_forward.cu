@@ -103,11 +103,14 @@ WeightLayout winograd_weight_layout(const ConvGeometry& reduced) {
 constexpr int64_t kMinWorkspaceFloats = int64_t{64} << 20;
 
 // The workspace a call may take, in floats: the option winograd_workspace_mib where set
-// (ops/options/options.h), else half the layer's input and output, at least kMinWorkspaceFloats.
-int64_t workspace_budget_floats(int64_t layer_floats) {
+// (ops/options/options.h), else half the layer's input and output, at least
+// kMinWorkspaceFloats. Unchunked, the transformed input and products (2.25x the input and
+// the output for F(4, 3) in both dimensions) raised training steps' peak memory to 2-3x
+// the default path's (KERNEL_LOG "Winograd F(m, r)").
+int64_t workspace_budget_floats(const ConvGeometry& g) {
   const int64_t chosen_mib = options().winograd_workspace_mib;
   if (chosen_mib > 0) return chosen_mib << 18;
-  return std::max<int64_t>(layer_floats / 2, kMinWorkspaceFloats);
+  return std::max<int64_t>((g.input_elements() + g.output_elements()) / 2, kMinWorkspaceFloats);
 }
 
 // Floats a sample of a chunk takes beyond the layer's own tensors: the transformed
@@ -330,7 +333,13 @@ std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
   if (!plan || !fits_launches(*plan, geometry, winograd_problem(*plan), device)) {
     return std::nullopt;
   }
-  return plan;
+  WinogradPlan planned = *plan;
+  const StagedLayout layout = gather_staged_layout(winograd_problem(planned));
+  const int64_t per_sample =
+      workspace_floats_per_sample(planned, layout, stages_itself(planned, layout));
+  planned.chunk_samples =
+      std::clamp<int64_t>(workspace_budget_floats(geometry) / per_sample, 1, geometry.batch);
+  return planned;
 }
 
 void launch_winograd_forward(const WinogradPlan& plan, const ConvGeometry& geometry,
@@ -346,14 +355,10 @@ void launch_winograd_forward(const WinogradPlan& plan, const ConvGeometry& geome
   const at::Tensor transformed_weight = transform_weights(plan, geometry, weight, flag, stream);
   const StagedLayout layout = gather_staged_layout(problem);
   const bool staged_here = stages_itself(plan, layout);
-  // A chunk of samples at a time, so that the transformed input and products (2.25x the
-  // input and the output for F(4, 3) in both dimensions) stay within half of what the
-  // layer's input and output take (workspace_budget_floats): unchunked, they raised
-  // training steps' peak memory to 2-3x the default path's (KERNEL_LOG "Winograd F(m, r)").
+  // A chunk of samples at a time, as planned (workspace_budget_floats).
   const int64_t batch = geometry.batch;
-  const int64_t budget = workspace_budget_floats(input.numel() + output.numel());
-  const int64_t per_sample = workspace_floats_per_sample(plan, layout, staged_here);
-  const int64_t chunk = std::clamp<int64_t>(budget / per_sample, 1, batch);
+  const int64_t chunk = plan.chunk_samples;
+  TORCH_INTERNAL_ASSERT(chunk >= 1, "launch_winograd_forward: a plan without its chunks");
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
     WinogradPlan part = plan;

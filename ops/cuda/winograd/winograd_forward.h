@@ -18,6 +18,9 @@ namespace ct3d::cuda {
 // the tests' forced form applied: force_form=winograd takes it wherever it applies, in
 // both dimensions where both may be transformed), or nullopt where it does not apply
 // (a non-contiguous output, sizes past the transforms' grids or the engine's limits).
+// Its workspace: chunks of samples whose transformed input and products take at most
+// the option winograd_workspace_mib, else half the layer's input and output (at least
+// 256 MiB).
 std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
                                                   const DeviceInfo& device,
                                                   bool output_contiguous);
@@ -28,9 +31,8 @@ std::optional<ConvGeometry> input_gradient_as_forward(const ConvGeometry& geomet
 
 // Runs the forward of `geometry` on `plan` (plan_winograd_forward's), every output
 // written. input: contiguous (N, C_in, D, H, W) float32; weight: contiguous; bias:
-// contiguous or undefined; output: (N, C_out, OD, OH, OW), contiguous. The option
-// winograd_workspace_mib caps the transformed tensors of a chunk of samples
-// (workspace_budget_floats).
+// contiguous or undefined; output: (N, C_out, OD, OH, OW), contiguous. A chunk of
+// plan.chunk_samples samples at a time.
 void launch_winograd_forward(const WinogradPlan& plan, const ConvGeometry& geometry,
                              const at::Tensor& input, const at::Tensor& weight,
                              const at::Tensor& bias, at::Tensor& output, cudaStream_t stream);

@@ -106,7 +106,15 @@ std::string winograd_text(const WinogradPlan& plan) {
   using std::to_string;
   return "winograd (F(" + to_string(plan.dim[0].tile) + ", " + to_string(plan.dim[0].kernel) +
          ") x F(" + to_string(plan.dim[1].tile) + ", " + to_string(plan.dim[1].kernel) +
-         ") around the engine's GEMM)";
+         ") around the engine's GEMM; " + to_string(plan.chunk_samples) +
+         (plan.chunk_samples == 1 ? " sample" : " samples") + " a chunk)";
+}
+
+// The staged copies' workspace, where it is bounded: "; staged within N Mi values a chunk".
+std::string staging_text(int64_t staging_floats) {
+  if (staging_floats == kUnlimitedStaging) return "";
+  return "; staged within " + std::to_string((staging_floats + (1 << 19)) >> 20) +
+         " Mi values a chunk";
 }
 
 }  // namespace
@@ -114,10 +122,18 @@ std::string winograd_text(const WinogradPlan& plan) {
 OpPlan plan_op(const ConvProblem& problem, const DeviceInfo& device, const OpOperands& operands) {
   OpPlan plan;
   plan.problem = problem;
-  if (problem.op == ConvOp::kWeightGradient) {
-    plan_weight_gradient_op(problem, device, operands, plan);
-  } else {
-    plan_gather_op(problem, device, operands, plan);
+  switch (problem.op) {
+    case ConvOp::kForward:
+      plan_gather_op(problem, device, operands, plan);
+      break;
+    case ConvOp::kInputGradient:
+      plan_gather_op(problem, device, operands, plan);
+      plan.staging_floats = backward_staging_budget(problem.geometry.output_elements());
+      break;
+    case ConvOp::kWeightGradient:
+      plan_weight_gradient_op(problem, device, operands, plan);
+      plan.staging_floats = plan.weight_gradient.staging_floats;
+      break;
   }
   return plan;
 }
@@ -127,12 +143,14 @@ std::string describe(const OpPlan& plan) {
   // Text by concatenation, not iostreams (ops/common/error_message.h says why).
   switch (plan.path) {
     case OpPath::kHalf:
-      return weight_gradient ? describe(plan.mainloop) : describe(plan.half);
+      return (weight_gradient ? describe(plan.mainloop) : describe(plan.half)) +
+             staging_text(plan.staging_floats);
     case OpPath::kWinograd:
       return winograd_text(*plan.winograd);
     case OpPath::kEngine:
       return std::string(plan.widened ? "widened to float32: " : "") +
-             (weight_gradient ? describe(plan.mainloop) : describe(plan.gemm));
+             (weight_gradient ? describe(plan.mainloop) : describe(plan.gemm)) +
+             staging_text(plan.staging_floats);
     case OpPath::kDirect:
       break;
   }

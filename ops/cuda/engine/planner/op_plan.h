@@ -18,6 +18,7 @@
 #include "ops/cuda/engine/planner/device_info.h"
 #include "ops/cuda/engine/planner/gemm_plan.h"
 #include "ops/cuda/engine/planner/weight_gradient_mainloop.h"
+#include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient_plan.h"
 #include "ops/cuda/winograd/winograd_plan.h"
 
@@ -72,6 +73,13 @@ struct OpPlan {
   // The weight gradient's call plan (operands_exact_in_tf32 where widened) and mainloop.
   WeightGradientPlan weight_gradient;
   WgradMainloopPlan mainloop;
+  // The workspace of the staged copies (the source in the GEMM's channels-last layout;
+  // both operands for the weight gradient): a chunk of samples at a time within this many
+  // floats, kUnlimitedStaging for the whole batch at once. The forward stages whole, the
+  // backward ops within backward_staging_budget (staging.h says why). Winograd's
+  // transformed tensors: winograd->chunk_samples; the weight gradient's partial tiles: at
+  // most kWeightGradientWorkspaceFloats.
+  int64_t staging_floats = kUnlimitedStaging;
 };
 
 // The op's plan; the op's output must have elements (the entry points and explain

@@ -62,6 +62,7 @@ WeightGradientPlan plan_weight_gradient(const ConvGeometry& g) {
   plan.input.padded_channels_per_group = padded_input_channels(plan.cin);
   plan.output.channels_per_group = plan.cout;
   plan.output.padded_channels_per_group = padded_output_channels(plan.cout);
+  plan.staging_floats = backward_staging_budget(g.input_elements() + g.output_elements());
   for (int i = 0; i < kSpatialDims; ++i) {
     const DimGeometry& d = g.dim[i];
     plan.input.extent[i] = plan.input.staged_extent[i] = d.input;
@@ -115,14 +116,11 @@ WgradSplit fit_wgrad_split_to_waves(WgradSplit split, int64_t total_stages,
   return {(total_stages + per_split - 1) / per_split, per_split};
 }
 
-int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, const at::Tensor& input,
-                            const at::Tensor& grad_output, bool stage_input) {
+int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, bool stage_input) {
   const int64_t staged_per_sample =
       (stage_input ? plan.input.staged_positions() * plan.input.padded_channels() : 0) +
       plan.output.staged_positions() * plan.output.padded_channels();
-  return staging_chunk_samples(staged_per_sample,
-                               backward_staging_budget(input.numel() + grad_output.numel()),
-                               plan.geometry.batch);
+  return staging_chunk_samples(staged_per_sample, plan.staging_floats, plan.geometry.batch);
 }
 
 void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
@@ -204,7 +202,7 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
 
   // Staged a chunk of samples at a time; every chunk has the same splits, each
   // writing its own partial tiles.
-  const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, true);
+  const int64_t chunk = wgrad_chunk_samples(plan, true);
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
   p.positions = chunk * g.input_positions();
   p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;

@@ -21,6 +21,9 @@ struct WeightGradientPlan {
   // Operands widened from float16 or bfloat16: exact in TF32, so the wgmma mainloop
   // takes one product per multiply-add (hi*hi) instead of three.
   bool operands_exact_in_tf32 = false;
+  // The staged copies of a chunk of samples take at most this many floats: the backward's
+  // budget (staging.h) for the input and grad_output.
+  int64_t staging_floats = 0;
 };
 
 WeightGradientPlan plan_weight_gradient(const ConvGeometry& geometry);

@@ -48,9 +48,9 @@ using WgradChunkLaunch =
     std::function<void(int64_t chunk, int64_t first_sample, int64_t samples,
                        const at::Tensor& staged_input, const at::Tensor& staged_output)>;
 
-// Samples per chunk: the staged copies of one chunk within the backward budget.
-int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, const at::Tensor& input,
-                            const at::Tensor& grad_output, bool stage_input);
+// Samples per chunk: the staged copies of one chunk (grad_output's, and the input's when
+// stage_input) within plan.staging_floats.
+int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, bool stage_input);
 
 // Stages each chunk (the input only when stage_input), launches its GEMM, calls
 // after_chunk, and sums grad_bias (when defined) from the staging pass's partials.

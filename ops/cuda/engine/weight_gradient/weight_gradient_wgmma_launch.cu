@@ -141,7 +141,7 @@ void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch&
                          const at::Tensor& grad_output, at::Tensor& grad_weight,
                          cudaStream_t stream, at::Tensor& grad_bias,
                          const StagedChunkHook& after_chunk) {
-  const int64_t chunk = wgrad_chunk_samples(plan, input, grad_output, false);
+  const int64_t chunk = wgrad_chunk_samples(plan, false);
   // Two parts share the workspace bound.
   const int64_t share = kWeightGradientWorkspaceFloats / (tail != nullptr ? 2 : 1);
   const auto run = [&](auto channels) {
