@@ -122,56 +122,25 @@ __device__ __forceinline__ void produce_reuse_stages(
   }
 }
 
+// The compute warpgroups: per stage, each width tap's fragments (this lane's rows at the
+// tap's shift, split into TF32 hi and lo) loaded while the tap before multiplies; the
+// stage's chain added into the total once its wgmmas are done and its slot released.
+// Then the epilogue (every stage has landed and been read): the block's outputs.
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
-    wgmma_reuse_phase_kernel(const __grid_constant__ PhaseProblem p, const WidthReusePlan plan,
-                             const float* __restrict__ staged,
-                             const float* __restrict__ packed_weight,
-                             const float* __restrict__ bias, float* __restrict__ output) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void compute_reuse_stages_and_store(
+    const PhaseProblem& p, const WidthReusePlan& plan, const PhaseBlock& block,
+    const WidthReuseSegments& segments, int valid_rows, int min_shift, int taps_per_stage,
+    int tap_groups, int stages, float* shared, uint32_t shared_base, uint32_t full0,
+    uint32_t empty0, int ctid, int group, int channel0, const float* __restrict__ bias,
+    float* __restrict__ output) {
   constexpr int kN = Cfg::kN, kMTiles = Cfg::kMTiles;
-  using Mma = Wgmma<kN>;
-  constexpr int kAccumulators = Mma::kAccumulators;
+  constexpr int kAccumulators = Wgmma<kN>::kAccumulators;
   constexpr uint32_t kTapWeightBytes = 4 * Cfg::kTapWeightFloats;
-  extern __shared__ __align__(1024) float shared[];
-  __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
-  const int tid = threadIdx.x;
-  const int group = blockIdx.z;
-  const int channel0 = blockIdx.y * kN;
-  const PhaseBlock block = phase_block(p, Cfg::kBlockPositions);
   const int slots = plan.slots;
   const uint32_t stage_bytes = plan.stage_bytes;
   const uint32_t input_bytes = 4 * kRowFloats * plan.tile_rows;
-  const uint32_t shared_base = shared_address(shared);
-  const uint32_t full0 = shared_address(&barriers[0]);
-  const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
-  init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads);
-
-  // This block's width geometry (its width residue's taps).
   const ResidueParams& rw = block.res_w;
-  const int line = p.dim[2].max_positions;
-  const int first_qw = decode_row(p, block.origin, 0).qw;
-  const WidthReuseSegments segments{line, min(Cfg::kBlockPositions, line - first_qw),
-                                    static_cast<int>(p.row_stride[2] / p.staged_stride[2]),
-                                    shift_span(rw.shift_step, rw.taps)};
-  const int min_shift = lowest_shift(rw.first_shift, rw.shift_step, rw.taps);
-  const int valid_rows =
-      static_cast<int>(min(static_cast<int64_t>(Cfg::kBlockPositions), p.rows - block.row0));
-  const int taps_per_stage = plan.taps_per_stage;
-  const int tap_groups = (rw.taps + taps_per_stage - 1) / taps_per_stage;
-  const int chunks_per_tap = p.cin_padded / kBlockK;
-  const int stages = block.res_d.taps * block.res_h.taps * chunks_per_tap * tap_groups;
-
-  if (tid < 128) {
-    release_registers<Cfg::kProducerRegisters>();
-    produce_reuse_stages<Cfg>(p, plan, block, segments, staged, packed_weight, group, channel0,
-                              min_shift, valid_rows, taps_per_stage, tap_groups, chunks_per_tap,
-                              stages, shared_base, full0, empty0, tid);
-    return;
-  }
-
-  claim_registers<Cfg::kComputeRegisters>();
-  const int ctid = tid - 128, t = ctid & 3;
+  const int t = ctid & 3;
   const int row_base = compute_row_base<kMTiles>(ctid);
   // Float offset in a stage of this lane's piece of rows g and g + 8 of each m-tile
   // at the lowest shift (rows past the end read the last row: not stored).
@@ -266,6 +235,54 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // Epilogue (every stage has landed and been read).
   wgmma_store_tile<kN, kMTiles, Cfg::kBlockPositions, Cfg::kComputeThreads>(
       p, block, shared, total, ctid, row_base, group, channel0, bias, output);
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_reuse_phase_kernel(const __grid_constant__ PhaseProblem p, const WidthReusePlan plan,
+                             const float* __restrict__ staged,
+                             const float* __restrict__ packed_weight,
+                             const float* __restrict__ bias, float* __restrict__ output) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kN = Cfg::kN, kMTiles = Cfg::kMTiles;
+  extern __shared__ __align__(1024) float shared[];
+  __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
+  const int tid = threadIdx.x;
+  const int group = blockIdx.z;
+  const int channel0 = blockIdx.y * kN;
+  const PhaseBlock block = phase_block(p, Cfg::kBlockPositions);
+  const uint32_t shared_base = shared_address(shared);
+  const uint32_t full0 = shared_address(&barriers[0]);
+  const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
+  init_slot_barriers(full0, empty0, plan.slots, Cfg::kComputeThreads);
+
+  // This block's width geometry (its width residue's taps).
+  const ResidueParams& rw = block.res_w;
+  const int line = p.dim[2].max_positions;
+  const int first_qw = decode_row(p, block.origin, 0).qw;
+  const WidthReuseSegments segments{line, min(Cfg::kBlockPositions, line - first_qw),
+                                    static_cast<int>(p.row_stride[2] / p.staged_stride[2]),
+                                    shift_span(rw.shift_step, rw.taps)};
+  const int min_shift = lowest_shift(rw.first_shift, rw.shift_step, rw.taps);
+  const int valid_rows =
+      static_cast<int>(min(static_cast<int64_t>(Cfg::kBlockPositions), p.rows - block.row0));
+  const int taps_per_stage = plan.taps_per_stage;
+  const int tap_groups = (rw.taps + taps_per_stage - 1) / taps_per_stage;
+  const int chunks_per_tap = p.cin_padded / kBlockK;
+  const int stages = block.res_d.taps * block.res_h.taps * chunks_per_tap * tap_groups;
+
+  if (tid < 128) {
+    release_registers<Cfg::kProducerRegisters>();
+    produce_reuse_stages<Cfg>(p, plan, block, segments, staged, packed_weight, group, channel0,
+                              min_shift, valid_rows, taps_per_stage, tap_groups, chunks_per_tap,
+                              stages, shared_base, full0, empty0, tid);
+    return;
+  }
+
+  claim_registers<Cfg::kComputeRegisters>();
+  compute_reuse_stages_and_store<Cfg>(p, plan, block, segments, valid_rows, min_shift,
+                                      taps_per_stage, tap_groups, stages, shared, shared_base,
+                                      full0, empty0, tid - 128, group, channel0, bias, output);
 #endif
 }
 
