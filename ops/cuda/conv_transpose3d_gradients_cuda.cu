@@ -30,10 +30,12 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   const ConvGeometry geometry = geometry_of(args);
   cuda::WeightGradientPlan plan = cuda::plan_weight_gradient(geometry);
   plan.operands_exact_in_tf32 = operands_exact_in_tf32;
+  // The engine's mainloops take float32 (or widened) operands within their limits.
+  const cuda::DeviceInfo device = cuda::current_device_info();
+  const bool on_engine = device.engine && grad_output.scalar_type() == at::kFloat;
   at::Tensor grad_input, grad_weight, grad_bias;
   const bool fused = output_mask[1] && weight.numel() > 0 && input.numel() > 0 &&
-                     grad_output.numel() > 0 &&
-                     cuda::weight_gradient_supports(plan, grad_output.scalar_type());
+                     grad_output.numel() > 0 && on_engine && cuda::weight_gradient_fits(plan);
   if (!fused) {
     // The two gradients' own paths and a sum: nothing shared.
     if (output_mask[0]) {
@@ -52,11 +54,10 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   if (output_mask[2]) grad_bias = at::empty({args.out_channels}, input.options());
   cuda::GatherProblem problem = cuda::input_gradient_gather(geometry);
   problem.operands_exact_in_tf32 = operands_exact_in_tf32;
-  const bool input_gradient_on_engine =
-      output_mask[0] && cuda::implicit_gemm_supports(problem, g.scalar_type());
-  const cuda::FusedBackwardPlan fused_plan = cuda::plan_fused_backward(
-      plan, input_gradient_on_engine ? &problem : nullptr, cuda::current_device_info(),
-      cuda::wgrad_operands_of(x, false), args.input_shape());
+  const bool input_gradient_on_engine = output_mask[0] && cuda::implicit_gemm_fits(problem);
+  const cuda::FusedBackwardPlan fused_plan =
+      cuda::plan_fused_backward(plan, input_gradient_on_engine ? &problem : nullptr, device,
+                                cuda::wgrad_operands_of(x, false), args.input_shape());
   cuda::StagedChunkHook input_gradient_on_chunk;
   if (fused_plan.input_gradient_on_staged_output) {
     grad_input = at::empty_symint(args.input_shape(), input.options());

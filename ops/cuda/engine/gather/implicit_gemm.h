@@ -14,12 +14,9 @@ namespace ct3d::cuda {
 
 struct GemmPlan;  // planner/gemm_plan.h
 
-// Whether the engine handles this problem (float32, strides within the per-launch
-// residue limit, sizes within its index types); the direct kernels handle the rest.
-bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype);
-
-// Its part that is the problem's alone: strides within the per-launch residue limit,
-// sizes within the index types (the planner asks the device part of DeviceInfo).
+// Whether the engine handles this problem: strides within the per-launch residue limit,
+// sizes within its index types (the direct kernels handle the rest); the device's part
+// (a tensor-core GPU with this library's code for it) is DeviceInfo::engine.
 bool implicit_gemm_fits(const GatherProblem& problem);
 
 // Runs an exact fallback on the stream when the device flag it is given is set

@@ -181,12 +181,6 @@ void launch_gather(const GemmPlan& plan, int* flag, const at::Tensor& source,
 
 }  // namespace
 
-bool implicit_gemm_supports(const GatherProblem& problem, at::ScalarType dtype) {
-  // mma.sync TF32 and cp.async: sm_80 and newer, with this library's code for it.
-  return dtype == at::kFloat && device_capability() >= kTensorCoreCapability &&
-         weight_packing_runs_here() && implicit_gemm_fits(problem);
-}
-
 bool implicit_gemm_fits(const GatherProblem& problem) {
   int64_t positions_per_sample = 1;
   int64_t phases = 1;

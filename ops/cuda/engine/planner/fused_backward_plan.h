@@ -18,9 +18,9 @@ struct FusedBackwardPlan {
   WgradMainloopPlan weight_gradient;
 };
 
-// weight_gradient: the call's plan (within weight_gradient_supports' limits).
+// weight_gradient: the call's plan (within weight_gradient_fits' limits).
 // input_gradient: the input gradient's problem (groups unfolded) where it is asked for
-// and within the engine's limits (implicit_gemm_supports), else null. operands: the
+// and within the engine's limits (implicit_gemm_fits), else null. operands: the
 // input's facts (shares_staged_output is the planner's to set). grad_input_shape: the
 // contiguous grad_input's sizes (a meta tensor of them stands for it, made only where the
 // tap-columns form is asked: no work on the calls that never get there).

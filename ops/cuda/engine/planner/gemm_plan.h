@@ -59,7 +59,7 @@ struct GemmPlan {
   WidthReusePlan reuse;
 };
 
-// The plan of `problem` (float32, implicit_gemm_supports) on `device`. `output` gives
+// The plan of `problem` (float32, within implicit_gemm_fits) on `device`. `output` gives
 // only its strides (a meta tensor will do).
 GemmPlan plan_gemm(const GatherProblem& problem, const DeviceInfo& device,
                    const GemmOperands& operands, const at::Tensor& output);
@@ -89,7 +89,7 @@ struct HalfPlan {
 // gradient with its roles swapped) whose target is `output` as allocated (the window's
 // parked epilogue wants its lines 16-byte aligned; a meta tensor stands for one the op
 // allocates). within_limits: the engine's index
-// limits hold (implicit_gemm_supports, asked as float32's: the same for both sizes).
+// limits hold (implicit_gemm_fits: the same for both element sizes).
 HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
                         const at::Tensor& output, bool within_limits);
 

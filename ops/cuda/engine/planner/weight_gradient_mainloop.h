@@ -57,7 +57,7 @@ struct WgradMainloopPlan {
   int mma_m_tiles = 0;
 };
 
-// The mainloop of the call planned by `plan` (within weight_gradient_supports' limits).
+// The mainloop of the call planned by `plan` (within weight_gradient_fits' limits).
 WgradMainloopPlan plan_weight_gradient_mainloop(const WeightGradientPlan& plan,
                                                 const DeviceInfo& device,
                                                 const WgradOperands& operands);

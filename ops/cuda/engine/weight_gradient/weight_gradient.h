@@ -17,13 +17,9 @@
 
 namespace ct3d::cuda {
 
-// The engine's limits (indices, grid, the staged halo) and a tensor-core GPU with this
-// library's code for it; dtype: float32 (float16 and bfloat16 ask as float32: the same
-// limits).
-bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype);
-
-// Its part that is the plan's alone: the limits (the planner asks the device part of
-// DeviceInfo).
+// The engine's limits (indices, grid, the staged halo), the same for every element
+// size; the device's part (a tensor-core GPU with this library's code for it) is
+// DeviceInfo::engine.
 bool weight_gradient_fits(const WeightGradientPlan& plan);
 
 // The facts of a call's input for the planner: its dtype's size and, as the kernels read

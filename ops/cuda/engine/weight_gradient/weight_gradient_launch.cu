@@ -276,13 +276,6 @@ void launch_for_m_tiles(const WeightGradientPlan& plan, const at::Tensor& input,
 
 }  // namespace
 
-bool weight_gradient_supports(const WeightGradientPlan& plan, at::ScalarType dtype) {
-  // mma.sync TF32 and cp.async: sm_80 and newer, with this library's code for it.
-  return dtype == at::kFloat && device_capability() >= kTensorCoreCapability &&
-         has_kernel_image(reinterpret_cast<const void*>(&sum_weight_gradient_splits_kernel)) &&
-         weight_gradient_fits(plan);
-}
-
 bool weight_gradient_fits(const WeightGradientPlan& plan) {
   const ConvGeometry& g = plan.geometry;
   if (g.batch * g.input_positions() == 0) return false;
