@@ -119,40 +119,18 @@ __device__ __forceinline__ void produce_gather_stages(
   }
 }
 
+// The compute warpgroups: per stage, this lane's rows of every chunk split into TF32 hi
+// and lo while the stage before multiplies, the chain added into the total every
+// kFlushStages stages; then the epilogue (every stage has landed and been read).
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
-    wgmma_phase_kernel(const __grid_constant__ PhaseProblem p, const float* __restrict__ staged,
-                       const float* __restrict__ packed_weight, const float* __restrict__ bias,
-                       float* __restrict__ output) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void compute_gather_stages_and_store(
+    const PhaseProblem& p, const PhaseBlock& block, float* shared, uint32_t shared_base,
+    uint32_t full0, uint32_t empty0, int chunks, int stages, int ctid, int group, int channel0,
+    const float* __restrict__ bias, float* __restrict__ output) {
   constexpr int kN = Cfg::kN, kSlots = Cfg::kSlots, kMTiles = Cfg::kMTiles, kChunks = Cfg::kChunks;
-  using Mma = Wgmma<kN>;
-  constexpr int kAccumulators = Mma::kAccumulators;
-  extern __shared__ __align__(128) float shared[];
-  __shared__ __align__(8) uint64_t barriers[2 * kSlots];
-  const int tid = threadIdx.x;
-  const int group = blockIdx.z;
-  const int channel0 = blockIdx.y * kN;
-  const PhaseBlock block = phase_block(p, Cfg::kBlockPositions);
-  const uint32_t shared_base = shared_address(shared);
-  const uint32_t full0 = shared_address(&barriers[0]);
-  const uint32_t empty0 = shared_address(&barriers[kSlots]);
+  constexpr int kAccumulators = Wgmma<kN>::kAccumulators;
   constexpr uint32_t kStageBytes = 4 * Cfg::kStageFloats;
-  constexpr uint32_t kChunkWeightBytes = 4 * Cfg::kChunkWeightFloats;
-  init_slot_barriers(full0, empty0, kSlots, Cfg::kComputeThreads);
-  ReductionWalk walk(p, block);
-  const int chunks = walk.total_stages;  // the walk steps one chunk at a time
-  const int stages = (chunks + kChunks - 1) / kChunks;
-
-  if (tid < 128) {
-    release_registers<Cfg::kProducerRegisters>();
-    produce_gather_stages<Cfg>(p, block, staged, packed_weight, group, channel0, walk, chunks,
-                               stages, shared_base, full0, empty0, tid);
-    return;
-  }
-
-  claim_registers<Cfg::kComputeRegisters>();
-  const int ctid = tid - 128, t = ctid & 3;
+  const int t = ctid & 3;
   const int row_base = compute_row_base<kMTiles>(ctid);
   float acc[kMTiles][kAccumulators], total[kMTiles][kAccumulators];
   zero_chains(acc, total);
@@ -243,6 +221,39 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // Epilogue (every stage has landed and been read).
   wgmma_store_tile<kN, kMTiles, Cfg::kBlockPositions, Cfg::kComputeThreads>(
       p, block, shared, total, ctid, row_base, group, channel0, bias, output);
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_phase_kernel(const __grid_constant__ PhaseProblem p, const float* __restrict__ staged,
+                       const float* __restrict__ packed_weight, const float* __restrict__ bias,
+                       float* __restrict__ output) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kN = Cfg::kN, kSlots = Cfg::kSlots, kChunks = Cfg::kChunks;
+  extern __shared__ __align__(128) float shared[];
+  __shared__ __align__(8) uint64_t barriers[2 * kSlots];
+  const int tid = threadIdx.x;
+  const int group = blockIdx.z;
+  const int channel0 = blockIdx.y * kN;
+  const PhaseBlock block = phase_block(p, Cfg::kBlockPositions);
+  const uint32_t shared_base = shared_address(shared);
+  const uint32_t full0 = shared_address(&barriers[0]);
+  const uint32_t empty0 = shared_address(&barriers[kSlots]);
+  init_slot_barriers(full0, empty0, kSlots, Cfg::kComputeThreads);
+  ReductionWalk walk(p, block);
+  const int chunks = walk.total_stages;  // the walk steps one chunk at a time
+  const int stages = (chunks + kChunks - 1) / kChunks;
+
+  if (tid < 128) {
+    release_registers<Cfg::kProducerRegisters>();
+    produce_gather_stages<Cfg>(p, block, staged, packed_weight, group, channel0, walk, chunks,
+                               stages, shared_base, full0, empty0, tid);
+    return;
+  }
+
+  claim_registers<Cfg::kComputeRegisters>();
+  compute_gather_stages_and_store<Cfg>(p, block, shared, shared_base, full0, empty0, chunks,
+                                       stages, tid - 128, group, channel0, bias, output);
 #endif
 }
 
