@@ -66,7 +66,8 @@ std::string explain_cuda(const at::Tensor& input, const at::Tensor& weight,
       weight_gradient.weight_gradient, input_gradient_on_engine ? &input_gradient.gather : nullptr,
       device, cuda::wgrad_operands_of(wgrad_source, false), grad_input.sym_sizes());
   if (weight_gradient.widened) text += "widened to float32: ";
-  text += cuda::describe(fused.weight_gradient);
+  text += cuda::describe(fused.weight_gradient) +
+          cuda::describe_staging(weight_gradient.staging_floats);
   if (fused.input_gradient_on_staged_output) {
     text += "; in the all-gradients call the input gradient runs on its staged grad_output";
   }

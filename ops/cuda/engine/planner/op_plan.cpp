@@ -110,14 +110,13 @@ std::string winograd_text(const WinogradPlan& plan) {
          (plan.chunk_samples == 1 ? " sample" : " samples") + " a chunk)";
 }
 
-// The staged copies' workspace, where it is bounded: "; staged within N Mi values a chunk".
-std::string staging_text(int64_t staging_floats) {
+}  // namespace
+
+std::string describe_staging(int64_t staging_floats) {
   if (staging_floats == kUnlimitedStaging) return "";
   return "; staged within " + std::to_string((staging_floats + (1 << 19)) >> 20) +
          " Mi values a chunk";
 }
-
-}  // namespace
 
 OpPlan plan_op(const ConvProblem& problem, const DeviceInfo& device, const OpOperands& operands) {
   OpPlan plan;
@@ -144,13 +143,13 @@ std::string describe(const OpPlan& plan) {
   switch (plan.path) {
     case OpPath::kHalf:
       return (weight_gradient ? describe(plan.mainloop) : describe(plan.half)) +
-             staging_text(plan.staging_floats);
+             describe_staging(plan.staging_floats);
     case OpPath::kWinograd:
       return winograd_text(*plan.winograd);
     case OpPath::kEngine:
       return std::string(plan.widened ? "widened to float32: " : "") +
              (weight_gradient ? describe(plan.mainloop) : describe(plan.gemm)) +
-             staging_text(plan.staging_floats);
+             describe_staging(plan.staging_floats);
     case OpPath::kDirect:
       break;
   }

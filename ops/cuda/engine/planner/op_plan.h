@@ -86,7 +86,11 @@ struct OpPlan {
 // answer empty outputs before asking).
 OpPlan plan_op(const ConvProblem& problem, const DeviceInfo& device, const OpOperands& operands);
 
-// One line, as ct3d.explain prints it.
+// One line, as ct3d.explain prints it: the path, its form and tiles, its workspace.
 std::string describe(const OpPlan& plan);
+
+// The staged copies' workspace where it is bounded ("; staged within N Mi values a
+// chunk"), else nothing.
+std::string describe_staging(int64_t staging_floats);
 
 }  // namespace ct3d::cuda
