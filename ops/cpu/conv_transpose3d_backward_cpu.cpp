@@ -29,6 +29,7 @@
 #include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d_backward.h"
 #include "ops/cpu/channel_sums.h"
+#include "ops/cpu/cpu_plan.h"
 #include "ops/cpu/direct_correlation.h"
 #include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/residue_layout.h"
@@ -197,7 +198,7 @@ at::Tensor conv_transpose3d_input_backward_cpu(const at::Tensor& grad_output,
   const at::Tensor g = grad_output.contiguous(), w = weight.contiguous();
   const ConvGeometry geometry = geometry_of(args);
   AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "ct3d_input_backward_cpu", [&] {
-    if (cpu::use_direct_correlation(geometry)) {
+    if (cpu::plan_cpu(geometry).input_gradient == cpu::CpuForm::kDirectCorrelation) {
       cpu::direct_input_gradient<scalar_t>(geometry, g, w, grad_input);
     } else {
       input_backward_kernel<scalar_t>(geometry, g, w, grad_input);

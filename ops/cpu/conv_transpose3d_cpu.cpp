@@ -24,11 +24,10 @@
 #include "ops/common/phase_plan.h"
 #include "ops/common/reduced_precision.h"
 #include "ops/conv_transpose3d.h"
+#include "ops/cpu/cpu_plan.h"
 #include "ops/cpu/direct_correlation.h"
-#include "ops/cpu/gemm_avx512.h"
 #include "ops/cpu/scatter_forward.h"
 #include "ops/cpu/shifted_gemm.h"
-#include "ops/options/form_choice.h"
 
 namespace ct3d {
 namespace {
@@ -162,13 +161,6 @@ void conv_transpose3d_cpu_kernel(const ConvGeometry& g, const at::Tensor& input,
 
 }  // namespace
 
-bool cpu::use_scatter_forward(const ConvGeometry& geometry) {
-  if (!cpu::has_avx512()) return false;
-  const FormChoice forced = form_choice(FormSwitch::kCpuScatter);
-  if (forced != FormChoice::kRule) return forced == FormChoice::kAlways;
-  return cpu::scatter_forward_products(geometry) < cpu::gather_forward_products(geometry);
-}
-
 at::Tensor conv_transpose3d_cpu(const at::Tensor& input, const at::Tensor& weight,
                                 const std::optional<at::Tensor>& bias, c10::SymIntArrayRef stride,
                                 c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding,
@@ -193,14 +185,18 @@ at::Tensor conv_transpose3d_cpu(const at::Tensor& input, const at::Tensor& weigh
   const at::MemoryFormat memory_format = output_memory_format(args, input, weight);
   if (output.numel() > 0) {
     const ConvGeometry geometry = geometry_of(args);
+    const cpu::CpuForm form = cpu::plan_cpu(geometry).forward;
     AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "ct3d_conv_transpose3d_cpu", [&] {
       const scalar_t* bias_data = args.has_bias ? bias_c.const_data_ptr<scalar_t>() : nullptr;
-      if (cpu::use_direct_correlation(geometry)) {
-        cpu::direct_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
-      } else if (cpu::use_scatter_forward(geometry)) {
-        cpu::scatter_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
-      } else {
-        conv_transpose3d_cpu_kernel<scalar_t>(geometry, input5, weight_c, bias_data, output5);
+      switch (form) {
+        case cpu::CpuForm::kDirectCorrelation:
+          cpu::direct_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
+          break;
+        case cpu::CpuForm::kScatterGemm:
+          cpu::scatter_forward<scalar_t>(geometry, input5, weight_c, bias_data, output5);
+          break;
+        default:
+          conv_transpose3d_cpu_kernel<scalar_t>(geometry, input5, weight_c, bias_data, output5);
       }
     });
   }

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "ops/cpu/gemm_avx512.h"
-#include "ops/options/form_choice.h"
 
 #if defined(__x86_64__)
 #include "ops/cpu/avx512_vector.h"
@@ -111,15 +109,6 @@ void direct_correlation(const PaddedVolume&, int64_t, int64_t, int64_t, int64_t,
 }
 
 #endif
-
-bool use_direct_correlation(const ConvGeometry& g) {
-  if (!has_avx512()) return false;
-  for (const DimGeometry& d : g.dim) {
-    if (d.stride != 1) return false;
-  }
-  // The tests turn it off (forced_form.h: cpu-gather, cpu-scatter).
-  return form_choice(FormSwitch::kCpuDirect) != FormChoice::kNever;
-}
 
 namespace {
 

@@ -38,12 +38,6 @@ void direct_correlation(const PaddedVolume& source, int64_t source_channels_tota
                         std::array<int64_t, 3> source_extent, T* target, int64_t batch,
                         std::array<int64_t, 3> target_extent);
 
-// Whether a stride-1 layer's forward and input gradient run directly: on AVX-512
-// CPUs (the tests also run the GEMM forms: forced_form.h). Measured on the CPU table
-// against the GEMM forms: as fast or faster on every stride-1 shape, 3x on the
-// 16-channel ones (docs/KERNEL_LOG.md, "a direct stride-1 correlation").
-bool use_direct_correlation(const ConvGeometry& g);
-
 // The forward and the input gradient as direct correlations (stride 1 only).
 template <typename T>
 void direct_forward(const ConvGeometry& g, const at::Tensor& input, const at::Tensor& weight,

@@ -11,14 +11,10 @@
 
 namespace ct3d::cpu {
 
-// Products the two forms multiply, for choosing between them.
+// Products the two forms multiply, for the planner's choice between them (cpu_plan.h):
+// the input-stationary form where it multiplies fewer; it needs ct3d's AVX-512 GEMM.
 int64_t scatter_forward_products(const ConvGeometry& g);
 int64_t gather_forward_products(const ConvGeometry& g);
-
-// The planner's rule on the CPU: the input-stationary form where it multiplies fewer
-// products than the gather; it needs ct3d's AVX-512 GEMM. The tests force either
-// (forced_form.h: cpu-gather, cpu-scatter).
-bool use_scatter_forward(const ConvGeometry& geometry);
 
 // input: contiguous (N, C_in, D, H, W) float32 or float64; weight contiguous; bias
 // null or C_out values; output: contiguous (N, C_out, ...), every element written.
