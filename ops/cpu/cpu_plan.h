@@ -22,7 +22,9 @@ struct CpuPlan {
   CpuForm forward = CpuForm::kGatherGemm;
   CpuForm input_gradient = CpuForm::kShiftedGemm;
   CpuForm weight_gradient = CpuForm::kShiftedGemm;
-  // The GEMMs on ct3d's AVX-512 kernel (gemm_avx512.h), else on BLAS.
+  // The GEMMs on ct3d's AVX-512 kernel (gemm_avx512.h), else on BLAS: has_avx512(),
+  // which the shifted GEMMs' calls ask as they multiply (one answer per process and
+  // option, so the plan and the kernels agree).
   bool avx512_gemm = false;
 };
 
