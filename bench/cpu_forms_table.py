@@ -10,27 +10,17 @@ the median over --rounds; float32, the machine's threads.
 
 import argparse
 import statistics
-import time
 
 import torch
 
 import ct3d
-from bench_cpu import SHAPES
+from bench_cpu import SHAPES, median_ms
 
 # The forced form that runs each op's form (forced_form.h); "" is the planner's rule.
 FORWARD_FORMS = {"direct": "cpu-direct", "scatter": "cpu-scatter", "gather": "cpu-gather"}
 INPUT_GRADIENT_FORMS = {"direct": "cpu-direct", "shifted GEMM": "cpu-gather"}
 NAMES = {"direct correlation": "direct", "input-stationary (scatter) GEMM": "scatter",
          "output-stationary (gather) GEMM": "gather", "shifted GEMM": "shifted GEMM"}
-
-
-def median_ms(fn, reps):
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def planned_forms(x, w, args):
@@ -49,8 +39,7 @@ def time_forms(calls, forms, rounds, reps):
     for round_index in range(rounds):
         for form in (order if round_index % 2 == 0 else order[::-1]):
             ct3d.set_option("force_form", forms[form])
-            calls()
-            times[form].append(median_ms(calls, reps))
+            times[form].append(median_ms(calls, reps))  # after one call of warm-up
     ct3d.set_option("force_form", "")
     return {form: statistics.median(values) for form, values in times.items()}
 
