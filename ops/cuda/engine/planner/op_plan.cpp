@@ -28,11 +28,11 @@ void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
   plan.gather =
       forward ? forward_gather(problem.geometry) : input_gradient_gather(problem.geometry);
   plan.widened = problem.operands_exact_in_tf32;
+  // The engine's index limits, the same for both element sizes and for widened operands.
+  const bool on_engine = device.engine && implicit_gemm_fits(plan.gather);
   const bool half = is_reduced_precision(problem.dtype);
   if (half) {
-    // The engine's index limits are the same for both element sizes: asked as float32's.
-    plan.half = plan_half_gemm(plan.gather, device, operands.target,
-                               device.engine && implicit_gemm_fits(plan.gather));
+    plan.half = plan_half_gemm(plan.gather, device, operands.target, on_engine);
     if (plan.half.form != HalfForm::kWidened) {
       plan.path = OpPath::kHalf;
       return;
@@ -41,7 +41,7 @@ void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
   }
   plan.gather.operands_exact_in_tf32 = plan.widened;
   const at::ScalarType engine_dtype = plan.widened ? at::kFloat : problem.dtype;
-  if (engine_dtype != at::kFloat || !device.engine || !implicit_gemm_fits(plan.gather)) {
+  if (engine_dtype != at::kFloat || !on_engine) {
     plan.path = OpPath::kDirect;
     return;
   }
@@ -75,10 +75,11 @@ void plan_weight_gradient_op(const ConvProblem& problem, const DeviceInfo& devic
                              const OpOperands& operands, OpPlan& plan) {
   plan.weight_gradient = plan_weight_gradient(problem.geometry);
   plan.widened = problem.operands_exact_in_tf32;
+  // The engine's limits, the same for both element sizes and for widened operands.
+  const bool on_engine = device.engine && weight_gradient_fits(plan.weight_gradient);
   const bool half = is_reduced_precision(problem.dtype);
   if (half) {
-    // Limits asked as float32's: the same for both element sizes.
-    if (device.engine && weight_gradient_fits(plan.weight_gradient)) {
+    if (on_engine) {
       plan.mainloop = plan_weight_gradient_mainloop(plan.weight_gradient, device,
                                                     wgrad_operands_of(operands.source, false));
       if (plan.mainloop.form == WgradForm::kWgmma) {
@@ -90,7 +91,7 @@ void plan_weight_gradient_op(const ConvProblem& problem, const DeviceInfo& devic
   }
   plan.weight_gradient.operands_exact_in_tf32 = plan.widened;
   const at::ScalarType engine_dtype = plan.widened ? at::kFloat : problem.dtype;
-  if (engine_dtype != at::kFloat || !device.engine || !weight_gradient_fits(plan.weight_gradient)) {
+  if (engine_dtype != at::kFloat || !on_engine) {
     plan.path = OpPath::kDirect;
     return;
   }
