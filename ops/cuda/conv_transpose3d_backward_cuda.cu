@@ -192,12 +192,14 @@ at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::T
 HalfWeightGradients half_weight_gradient_cuda(const ConvTranspose3dArgs& args,
                                               const at::Tensor& input,
                                               const at::Tensor& grad_output, bool bias) {
-  if (input.numel() == 0 || grad_output.numel() == 0) return {};
+  // The half mainloop runs on sm_90a only: elsewhere nothing is planned for it.
+  const cuda::DeviceInfo device = cuda::current_device_info();
+  if (!device.wgmma || input.numel() == 0 || grad_output.numel() == 0) return {};
   // Planned before any copy or allocation, on the input the kernel reads: a
   // non-contiguous one's contiguous copy (aligned).
   const cuda::OpPlan plan =
       cuda::plan_op(conv_problem(cuda::ConvOp::kWeightGradient, args, input.scalar_type()),
-                    cuda::current_device_info(), weight_gradient_operands(args, input));
+                    device, weight_gradient_operands(args, input));
   if (plan.path != cuda::OpPath::kHalf) return {};
   const at::TensorOptions sums = input.options().dtype(at::kFloat);
   at::Tensor grad_weight = at::empty_symint(args.weight_shape(), sums);
