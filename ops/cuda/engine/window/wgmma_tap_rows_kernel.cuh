@@ -270,6 +270,206 @@ __device__ __forceinline__ void store_tap_rows_tiles(
   }
 }
 
+// Warpgroup 0's first thread, the producer: per tile of the block, every stage's window
+// (bulk copies of the staged planes, or with kBoxes TMA boxes of the source) and the
+// stage's weights, one run: tap_rows_launch.cu packs them in the tile's k-step order,
+// padded to group_stages whole stages.
+template <class Cfg, bool kBoxes>
+__device__ __forceinline__ void produce_tap_rows_tiles(
+    const PhaseProblem& p, const TapRowsPlan& plan, const void* __restrict__ planes,
+    const CUtensorMap* window_map, const void* __restrict__ tap_weights, int group_stages,
+    uint32_t shared_base, uint32_t full0, uint32_t empty0) {
+  using Ops = typename Cfg::Ops;
+  const ShiftedWindowPlan& window = plan.window;
+  constexpr int kStageWeightBytes = Cfg::kStageSteps * Cfg::kWeightBytes;
+  RingPosition ring;  // over all the block's tiles
+  for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
+    const WindowTile tile = window_tile(window, index);
+    const char* weights = static_cast<const char*>(tap_weights) +
+                          tile.group * int64_t{group_stages} * kStageWeightBytes;
+    const auto copy_weights = [&](uint32_t destination, int stage_index, int, int, int,
+                                  uint32_t full) {
+      bulk_copy(destination, weights + stage_index * kStageWeightBytes, kStageWeightBytes, full);
+    };
+    const TileTaps taps = tap_rows_tile_taps(p, plan, tile.qd, tile.column0);
+    if constexpr (kBoxes) {
+      produce_window_boxes<Cfg::kStageSteps>(p, plan, tile, taps, window_map, shared_base, full0,
+                                             empty0, Cfg::kWeightBytes, ring, copy_weights);
+    } else {
+      produce_window_stages<Ops, Cfg::kStageSteps>(p, window, tile, taps, planes, shared_base,
+                                                   full0, empty0, Cfg::kWeightBytes, ring,
+                                                   copy_weights);
+    }
+  }
+}
+
+// Where a compute warpgroup reads and writes: the ring's slots (shared_base, their full
+// and empty barriers), the partial sums' buffer and its two barriers.
+struct TapRowsShared {
+  const float* pool;
+  uint32_t base, full0, empty0;
+  float* partials;
+  uint32_t partials_written, partials_read;
+};
+
+// The tap-columns form's compute warpgroups (A, the window, from registers: each stage's
+// fragments loaded while the stage before multiplies), per tile: the chain of stages,
+// flushed into the total every flush_stages, then the total into the partial sums.
+template <class Cfg, bool kBoxes>
+__device__ __forceinline__ void compute_tap_columns_tiles(const PhaseProblem& p,
+                                                          const TapRowsPlan& plan,
+                                                          const TapRowsShared& shared,
+                                                          int all_stages, uint32_t window_bytes,
+                                                          int column_offset) {
+  using Ops = typename Cfg::Ops;
+  constexpr int kN = Cfg::kN;
+  constexpr int kMTiles = Cfg::kMTiles;
+  using Mma = typename Cfg::Mma;
+  using Fragments = WindowFragments<Cfg::kStageSteps, kMTiles>;
+  const ShiftedWindowPlan& window = plan.window;
+  const int slots = window.slots;
+  const int tid = threadIdx.x;
+  const int lane = (tid - 128) & 31;
+  const int row0 = column_offset + 16 * (((tid - 128) >> 5) & 3) + (lane >> 2);
+  const int t = lane & 3;
+  // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
+  float acc[kMTiles][Mma::kAccumulators], total[kMTiles][Mma::kAccumulators];
+  Fragments sets[2];
+  const bool flat = flat_rows(plan);
+  int partials_parity = 0;
+  RingPosition ring;  // over all the block's tiles
+  for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
+    zero_total(total);
+    const int stages = tap_rows_tile_stages<Ops, Cfg::kStageSteps>(p, plan, index, all_stages);
+    // (The staged form's loads need none.)
+    const FragmentOffsets<kMTiles> offsets =
+        kBoxes && !flat
+            ? box_fragment_offsets<kMTiles>(
+                  plan, window_line_offset(window, window_tile(window, index).column0), row0, t)
+            : FragmentOffsets<kMTiles>{};
+    // The slot of the stage still in flight (released once its wgmmas are done).
+    int chain_stages = 0, pending_slot = -1;
+    const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
+      mbarrier_wait(shared.full0 + 8 * ring.slot, ring.phase);
+      const int slot = ring.slot;
+      const float* stage_window = shared.pool + slot * (window.stage_bytes / 4);
+      if constexpr (kBoxes) {
+        if (flat) {
+          load_flat_fragments<Cfg::kStageSteps, kMTiles>(
+              flat_fragment_lane<Cfg::kStageSteps, kMTiles>(stage_window, row0, t), mine);
+        } else {
+          load_box_fragments<Cfg::kStageSteps, kMTiles>(stage_window, offsets, mine);
+        }
+      } else {
+        load_staged_fragments<Cfg::kStageSteps, kMTiles>(stage_window, window.window_pitch, row0,
+                                                         t, mine);
+      }
+      fence_accumulators(acc);
+      wgmma_fence();
+      register_a_products<kN, Cfg::kStageSteps, kMTiles>(
+          acc, mine, shared.base + slot * window.stage_bytes + window_bytes,
+          Cfg::kWeightPartBytes, Cfg::kWeightBytes, chain_stages == 0 ? 0 : 1);
+      wgmma_commit();
+      ring.advance(slots);
+      if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        mine.hold();
+        other.hold();
+        if (pending_slot >= 0) mbarrier_arrive(shared.empty0 + 8 * pending_slot);
+        mbarrier_arrive(shared.empty0 + 8 * slot);
+        pending_slot = -1;
+        chain_stages = 0;
+        add_chain_to_total(total, acc);
+      } else {
+        // The stage before is done: its fragments and its slot are free.
+        wgmma_wait<1>();
+        other.hold();
+        if (pending_slot >= 0) mbarrier_arrive(shared.empty0 + 8 * pending_slot);
+        pending_slot = slot;
+      }
+    };
+    int stage_index = 0;
+    for (; stage_index + 1 < stages; stage_index += 2) {
+      stage(stage_index, sets[0], sets[1]);
+      stage(stage_index + 1, sets[1], sets[0]);
+    }
+    if (stage_index < stages) stage(stage_index, sets[0], sets[1]);
+    mbarrier_wait(shared.partials_read, partials_parity ^ 1);
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      write_tap_column_partials<Cfg>(plan, total[mt], shared.partials, column_offset + 64 * mt);
+    }
+    mbarrier_arrive(shared.partials_written);
+    partials_parity ^= 1;
+  }
+}
+
+// The tap-rows form's compute warpgroups (both operands from shared memory), per tile:
+// the stages' products with two stages in flight, flushed into the total every
+// flush_stages, then the total into the partial sums. The tiles' order is the
+// producer's; a consumer needs only their stage counts.
+template <class Cfg>
+__device__ __forceinline__ void compute_tap_rows_tiles(const PhaseProblem& p,
+                                                       const TapRowsPlan& plan,
+                                                       const TapRowsShared& shared,
+                                                       int all_stages, uint32_t window_bytes,
+                                                       uint32_t plane_window_bytes, int half,
+                                                       int column_offset) {
+  using Ops = typename Cfg::Ops;
+  using Mma = typename Cfg::Mma;
+  const ShiftedWindowPlan& window = plan.window;
+  const int slots = window.slots;
+  float acc[1][Mma::kAccumulators], total[1][Mma::kAccumulators];
+  int partials_parity = 0;
+  RingPosition ring;  // over all the block's tiles
+  for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
+    const int stages = tap_rows_tile_stages<Ops, Cfg::kStageSteps>(p, plan, index, all_stages);
+    zero_total(total);
+    // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
+    // (older, newer) until the wgmmas that read them are done.
+    int older_slot = -1, newer_slot = -1, chain_stages = 0;
+    for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
+      mbarrier_wait(shared.full0 + 8 * ring.slot, ring.phase);
+      const uint32_t stage = shared.base + ring.slot * window.stage_bytes;
+      wgmma_fence();
+      int accumulate = chain_stages == 0 ? 0 : 1;
+#pragma unroll
+      for (int step = 0; step < Cfg::kStageSteps; ++step) {
+        const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
+        const uint32_t columns =
+            stage + step * Ops::kPlanesPerStep * plane_window_bytes + 16 * column_offset;
+        Ops::template products<Mma>(acc[0], weights, Cfg::kWeightPartBytes, columns,
+                                    plane_window_bytes, accumulate);
+        accumulate = 1;
+      }
+      wgmma_commit();
+      if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        if (older_slot >= 0) mbarrier_arrive(shared.empty0 + 8 * older_slot);
+        if (newer_slot >= 0) mbarrier_arrive(shared.empty0 + 8 * newer_slot);
+        mbarrier_arrive(shared.empty0 + 8 * ring.slot);
+        older_slot = newer_slot = -1;
+        chain_stages = 0;
+        add_chain_to_total(total, acc);
+      } else {
+        // The stage two back is done: its slot can be refilled.
+        wgmma_wait<2>();
+        if (older_slot >= 0) mbarrier_arrive(shared.empty0 + 8 * older_slot);
+        older_slot = newer_slot;
+        newer_slot = ring.slot;
+      }
+    }
+    wgmma_wait<0>();
+    // The epilogue threads are done with the last tile's partials.
+    mbarrier_wait(shared.partials_read, partials_parity ^ 1);
+    write_tap_rows_partials<Cfg>(plan, total[0], shared.partials, half, column_offset);
+    mbarrier_arrive(shared.partials_written);
+    partials_parity ^= 1;
+  }
+}
+
 // kBoxes (the register-A form, plan.box_width > 0): the window by TMA boxes of the
 // source. A template argument, so that the staged form keeps its fixed pool address and
 // its fragment offsets as constants (L1-70 5 % faster, KERNEL_LOG
@@ -284,32 +484,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                           typename Cfg::Ops::Output* __restrict__ output) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ops = typename Cfg::Ops;
-  constexpr int kN = Cfg::kN;
-  using Mma = typename Cfg::Mma;
   static_assert(!kBoxes || Cfg::kRegisterA, "only the register-A form reads boxes");
   extern __shared__ __align__(1024) float shared_pool[];
   // TMA lands a box at a 128-byte boundary, which the boxes' plans leave room to reach
   // whatever the pool's own alignment.
-  float* const shared = kBoxes ? align_shared_128(shared_pool) : shared_pool;
+  float* const pool = kBoxes ? align_shared_128(shared_pool) : shared_pool;
   __shared__ __align__(8) uint64_t barriers[2 * Cfg::kMaxSlots];
   // The partial sums' buffer: written (all compute threads arrive), read (the
   // epilogue threads arrive).
   __shared__ __align__(8) uint64_t partial_barriers[2];
   const ShiftedWindowPlan& window = plan.window;
   const int tid = threadIdx.x;
-  const int slots = window.slots;
-  const uint32_t shared_base = shared_address(shared);
-  const uint32_t full0 = shared_address(&barriers[0]);
-  const uint32_t empty0 = shared_address(&barriers[Cfg::kMaxSlots]);
-  const uint32_t partials_written = shared_address(&partial_barriers[0]);
-  const uint32_t partials_read = shared_address(&partial_barriers[1]);
+  const TapRowsShared shared{pool,
+                             shared_address(pool),
+                             shared_address(&barriers[0]),
+                             shared_address(&barriers[Cfg::kMaxSlots]),
+                             pool + plan.epilogue_offset / 4,
+                             shared_address(&partial_barriers[0]),
+                             shared_address(&partial_barriers[1])};
   if (tid == 0) {
-    mbarrier_init(partials_written, Cfg::kComputeThreads);
-    mbarrier_init(partials_read, Cfg::kEpilogueThreads);
+    mbarrier_init(shared.partials_written, Cfg::kComputeThreads);
+    mbarrier_init(shared.partials_read, Cfg::kEpilogueThreads);
   }
   // One producer thread: its arrival and the bulk copies' bytes fill a slot.
-  init_slot_barriers(full0, empty0, slots, Cfg::kComputeThreads, 1);
-  float* partials = shared + plan.epilogue_offset / 4;
+  init_slot_barriers(shared.full0, shared.empty0, window.slots, Cfg::kComputeThreads, 1);
 
   const WindowSteps<Ops, Cfg::kStageSteps> steps(p);
   const uint32_t plane_window_bytes = 16 * window.window_pitch;
@@ -319,175 +517,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (tid < 128) {
     release_registers<Cfg::kProducerRegisters>();
     if (tid >= 32) {
-      store_tap_rows_tiles<Cfg, kBoxes>(p, plan, partials, partials_written, partials_read, tid,
-                                        bias, output);
-      return;
-    }
-    if (tid != 0) return;
-    RingPosition ring;  // over all the block's tiles
-    for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
-      const WindowTile tile = window_tile(window, index);
-      // The weights are packed in the tile's k-step order, padded to whole stages: a
-      // stage's are one run.
-      constexpr int kStageWeightBytes = Cfg::kStageSteps * Cfg::kWeightBytes;
-      const char* weights = static_cast<const char*>(tap_weights) +
-                            tile.group * int64_t{steps.stages} * kStageWeightBytes;
-      const auto copy_weights = [&](uint32_t destination, int stage_index, int, int, int,
-                                    uint32_t full) {
-        bulk_copy(destination, weights + stage_index * kStageWeightBytes, kStageWeightBytes,
-                  full);
-      };
-      const TileTaps taps = tap_rows_tile_taps(p, plan, tile.qd, tile.column0);
-      if constexpr (kBoxes) {
-        produce_window_boxes<Cfg::kStageSteps>(p, plan, tile, taps, &window_map, shared_base,
-                                               full0, empty0, Cfg::kWeightBytes, ring,
-                                               copy_weights);
-      } else {
-        produce_window_stages<Ops, Cfg::kStageSteps>(p, window, tile, taps, planes, shared_base,
-                                                     full0, empty0, Cfg::kWeightBytes, ring,
-                                                     copy_weights);
-      }
+      store_tap_rows_tiles<Cfg, kBoxes>(p, plan, shared.partials, shared.partials_written,
+                                        shared.partials_read, tid, bias, output);
+    } else if (tid == 0) {
+      produce_tap_rows_tiles<Cfg, kBoxes>(p, plan, planes, &window_map, tap_weights, steps.stages,
+                                          shared.base, shared.full0, shared.empty0);
     }
     return;
   }
 
   claim_registers<Cfg::kComputeRegisters>();
-  constexpr int kMTiles = Cfg::kMTiles;
   const int warpgroup = (tid - 128) >> 7;
-  const int half = Cfg::kMHalves == 2 ? warpgroup : 0;
-  const int column_offset = Cfg::kPositionsOnM  ? warpgroup * 64 * kMTiles
-                            : Cfg::kMHalves == 2 ? 0
-                                                 : warpgroup * kN;
-  int partials_parity = 0;
-  // The chain restarts with the accumulate flag off (as the shifted-window GEMM's).
-  float acc[kMTiles][Mma::kAccumulators], total[kMTiles][Mma::kAccumulators];
   if constexpr (Cfg::kRegisterA) {
-    using Fragments = WindowFragments<Cfg::kStageSteps, kMTiles>;
-    const int lane = (tid - 128) & 31;
-    const int row0 = column_offset + 16 * (((tid - 128) >> 5) & 3) + (lane >> 2);
-    const int t = lane & 3;
-    Fragments sets[2];
-    const bool flat = flat_rows(plan);
-    RingPosition ring;  // over all the block's tiles
-    for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
-      zero_total(total);
-      const int stages = tap_rows_tile_stages<Ops, Cfg::kStageSteps>(p, plan, index, steps.stages);
-      // (The staged form's loads need none.)
-      const FragmentOffsets<kMTiles> offsets =
-          kBoxes && !flat
-              ? box_fragment_offsets<kMTiles>(
-                    plan, window_line_offset(window, window_tile(window, index).column0), row0,
-                    t)
-              : FragmentOffsets<kMTiles>{};
-      // The slot of the stage still in flight (released once its wgmmas are done).
-      int chain_stages = 0, pending_slot = -1;
-      const auto stage = [&](int stage_index, Fragments& mine, Fragments& other) {
-        mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
-        const int slot = ring.slot;
-        const float* stage_window = shared + slot * (window.stage_bytes / 4);
-        if constexpr (kBoxes) {
-          if (flat) {
-            load_flat_fragments<Cfg::kStageSteps, kMTiles>(
-                flat_fragment_lane<Cfg::kStageSteps, kMTiles>(stage_window, row0, t), mine);
-          } else {
-            load_box_fragments<Cfg::kStageSteps, kMTiles>(stage_window, offsets, mine);
-          }
-        } else {
-          load_staged_fragments<Cfg::kStageSteps, kMTiles>(stage_window, window.window_pitch, row0,
-                                                           t, mine);
-        }
-        fence_accumulators(acc);
-        wgmma_fence();
-        register_a_products<kN, Cfg::kStageSteps, kMTiles>(
-            acc, mine, shared_base + slot * window.stage_bytes + window_bytes,
-            Cfg::kWeightPartBytes, Cfg::kWeightBytes, chain_stages == 0 ? 0 : 1);
-        wgmma_commit();
-        ring.advance(slots);
-        if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
-          wgmma_wait<0>();
-          fence_accumulators(acc);
-          mine.hold();
-          other.hold();
-          if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
-          mbarrier_arrive(empty0 + 8 * slot);
-          pending_slot = -1;
-          chain_stages = 0;
-          add_chain_to_total(total, acc);
-        } else {
-          // The stage before is done: its fragments and its slot are free.
-          wgmma_wait<1>();
-          other.hold();
-          if (pending_slot >= 0) mbarrier_arrive(empty0 + 8 * pending_slot);
-          pending_slot = slot;
-        }
-      };
-      int stage_index = 0;
-      for (; stage_index + 1 < stages; stage_index += 2) {
-        stage(stage_index, sets[0], sets[1]);
-        stage(stage_index + 1, sets[1], sets[0]);
-      }
-      if (stage_index < stages) stage(stage_index, sets[0], sets[1]);
-      mbarrier_wait(partials_read, partials_parity ^ 1);
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-        write_tap_column_partials<Cfg>(plan, total[mt], partials, column_offset + 64 * mt);
-      }
-      mbarrier_arrive(partials_written);
-      partials_parity ^= 1;
-    }
-    return;
-  }
-  RingPosition ring;  // over all the block's tiles
-  // The tiles' order is the producer's; the consumers need only their stage counts.
-  for (int64_t index = blockIdx.x; index < window.tiles; index += gridDim.x) {
-    const int stages = tap_rows_tile_stages<Ops, Cfg::kStageSteps>(p, plan, index, steps.stages);
-    zero_total(total);
-    // A stage is short (three wgmmas per k-step): two stages stay in flight, their slots held
-    // (older, newer) until the wgmmas that read them are done.
-    int older_slot = -1, newer_slot = -1, chain_stages = 0;
-    for (int stage_index = 0; stage_index < stages; ++stage_index, ring.advance(slots)) {
-      mbarrier_wait(full0 + 8 * ring.slot, ring.phase);
-      const uint32_t stage = shared_base + ring.slot * window.stage_bytes;
-      wgmma_fence();
-      int accumulate = chain_stages == 0 ? 0 : 1;
-#pragma unroll
-      for (int step = 0; step < Cfg::kStageSteps; ++step) {
-        const uint32_t weights = stage + window_bytes + step * Cfg::kWeightBytes + half * 64 * 32;
-        const uint32_t columns =
-            stage + step * Ops::kPlanesPerStep * plane_window_bytes + 16 * column_offset;
-        // (The tap-columns form returned above: this is the tap-rows form's loop.)
-        if constexpr (!Cfg::kPositionsOnM) {
-          Ops::template products<Mma>(acc[0], weights, Cfg::kWeightPartBytes, columns,
-                                      plane_window_bytes, accumulate);
-        }
-        accumulate = 1;
-      }
-      wgmma_commit();
-      if (++chain_stages == window.flush_stages || stage_index + 1 == stages) {
-        wgmma_wait<0>();
-        fence_accumulators(acc);
-        if (older_slot >= 0) mbarrier_arrive(empty0 + 8 * older_slot);
-        if (newer_slot >= 0) mbarrier_arrive(empty0 + 8 * newer_slot);
-        mbarrier_arrive(empty0 + 8 * ring.slot);
-        older_slot = newer_slot = -1;
-        chain_stages = 0;
-        add_chain_to_total(total, acc);
-      } else {
-        // The stage two back is done: its slot can be refilled.
-        wgmma_wait<2>();
-        if (older_slot >= 0) mbarrier_arrive(empty0 + 8 * older_slot);
-        older_slot = newer_slot;
-        newer_slot = ring.slot;
-      }
-    }
-    wgmma_wait<0>();
-    // The epilogue threads are done with the last tile's partials.
-    mbarrier_wait(partials_read, partials_parity ^ 1);
-    if constexpr (!Cfg::kPositionsOnM) {
-      write_tap_rows_partials<Cfg>(plan, total[0], partials, half, column_offset);
-    }
-    mbarrier_arrive(partials_written);
-    partials_parity ^= 1;
+    compute_tap_columns_tiles<Cfg, kBoxes>(p, plan, shared, steps.stages, window_bytes,
+                                           warpgroup * 64 * Cfg::kMTiles);
+  } else {
+    // Each warpgroup the block's columns with one 64-row half, or its half of the
+    // columns with all the rows.
+    const int half = Cfg::kMHalves == 2 ? warpgroup : 0;
+    compute_tap_rows_tiles<Cfg>(p, plan, shared, steps.stages, window_bytes, plane_window_bytes,
+                                half, Cfg::kMHalves == 2 ? 0 : warpgroup * Cfg::kN);
   }
 #endif
 }
