@@ -109,8 +109,8 @@ with torch.no_grad():
                     set_option(v)
                     times[v].append(median_ms(fn, inputs, 2, reps)[0])
             set_option("")
-            row = " ".join(f"{statistics.median(times[v]):16.3f}" for v in values)
-            print(f"{problem.label + SUFFIX:18} {label:9} {row} {cudnn_ms:9.3f}", flush=True)
+            row = " ".join(f"{statistics.median(times[v]):16.4f}" for v in values)
+            print(f"{problem.label + SUFFIX:18} {label:9} {row} {cudnn_ms:9.4f}", flush=True)
             if with_errors and label == "fwd":
                 reference = ops[2 * OP_COUNT][1](inputs[0])
                 errors = []
