@@ -140,13 +140,17 @@ TEST_CASE("the op planner: the workspace each op's plan names") {
   for (ConvOp op : {ConvOp::kForward, ConvOp::kInputGradient}) {
     const OpPlan whole = plan_of(op, kWide128, at::kFloat, true);
     REQUIRE(whole.winograd.has_value());
-    CHECK(whole.winograd->chunk_samples >= 1);
-    CHECK(whole.winograd->chunk_samples <= kWide128.batch);
+    CHECK(whole.winograd->chunk_samples() >= 1);
+    CHECK(whole.winograd->chunk_samples() <= kWide128.batch);
     ct3d::set_option("winograd_workspace_mib", "1");
     const OpPlan small = plan_of(op, kWide128, at::kFloat, true);
     ct3d::set_option("winograd_workspace_mib", "");
     REQUIRE(small.winograd.has_value());
-    CHECK(small.winograd->chunk_samples == 1);
+    CHECK(small.winograd->chunk_samples() == 1);
+    // The engine's GEMM between the transforms, planned for those chunks: one sample.
+    CHECK(small.winograd->gemm.full.folded.batch == 1);
+    CHECK(&small.winograd->gemm.of_chunk(1) == &small.winograd->gemm.full);
+    CHECK_THROWS(small.winograd->gemm.of_chunk(2));
     CHECK(ct3d::cuda::describe(small).find("; 1 sample a chunk)") != std::string::npos);
   }
 }

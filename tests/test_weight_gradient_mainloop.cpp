@@ -128,6 +128,46 @@ TEST_CASE("the fused backward shares the staged grad_output where that measured 
                   .input_gradient_on_staged_output);
 }
 
+TEST_CASE("the fused backward plans the input gradient's GEMM on the weight gradient's chunks") {
+  using ct3d::cuda::GemmForm;
+  for (bool wgmma : {true, false}) {
+    CAPTURE(wgmma);
+    const ct3d::cuda::FusedBackwardPlan plan = fused_plan_of(kL1_73, wgmma);
+    REQUIRE(plan.input_gradient_on_staged_output);
+    // The chunks the weight gradient's mainloop stages within half of input and
+    // grad_output (L1-73: 4 samples, grad_output's 63 x 127 x 255 positions of 32
+    // channels): 2 samples on wgmma, 1 where mma.sync stages the input as well.
+    const int64_t chunk = plan.weight_gradient.chunk_samples;
+    CHECK(chunk == (wgmma ? 2 : 1));
+    CHECK(plan.input_gradient.chunk_samples == chunk);
+    CHECK(plan.input_gradient.full.folded.batch == chunk);
+    CHECK(&plan.input_gradient.of_chunk(chunk) == &plan.input_gradient.full);
+    // On the staged copy only the gathering mainloops run, groups unfolded.
+    const GemmForm form = plan.input_gradient.full.form;
+    CHECK((form == GemmForm::kWgmmaGather || form == GemmForm::kMmaGather ||
+           form == GemmForm::kWidthReuse));
+    CHECK(plan.input_gradient.full.fold == 1);
+    // A chunk of any other size was not planned: the launch stops rather than guess.
+    CHECK_THROWS(plan.input_gradient.of_chunk(chunk - 1));
+  }
+  // Where nothing is shared, no chunk GEMM is planned.
+  CHECK(fused_plan_of(kL1_58, true).input_gradient.chunk_samples == 0);
+}
+
+TEST_CASE("the chunk GEMMs: a plan for the full chunks and one for the shorter last") {
+  const ct3d::cuda::GatherProblem problem =
+      ct3d::cuda::input_gradient_gather(geometry_of(kL1_73));
+  ct3d::cuda::GemmOperands staged;
+  staged.prestaged = true;
+  const ct3d::cuda::ChunkGemmPlans plans =
+      ct3d::cuda::plan_chunk_gemms(problem, 3, ct3d::cuda::DeviceInfo{true}, staged);
+  CHECK(plans.full.folded.batch == 3);
+  CHECK(plans.last.folded.batch == 1);  // 4 samples: 3 + 1
+  CHECK(&plans.of_chunk(1) == &plans.last);
+  CHECK_THROWS(plans.of_chunk(2));
+  CHECK_THROWS(ct3d::cuda::plan_chunk_gemms(problem, 5, ct3d::cuda::DeviceInfo{true}, staged));
+}
+
 TEST_CASE("describe names the weight gradient's mainloop") {
   CHECK(ct3d::cuda::describe(plan_of(kNarrow48, true)) ==
         "wgmma (blocks of 48 input channels x 256 rows, stages of 32 positions, segments by bulk "

@@ -62,12 +62,10 @@ Gradients gradients_cuda(const ConvTranspose3dArgs& args, const at::Tensor& grad
   if (fused_plan.input_gradient_on_staged_output) {
     grad_input = at::empty_symint(args.input_shape(), input.options());
     input_gradient_on_chunk = [&](int64_t first, int64_t samples, const at::Tensor& staged) {
-      cuda::GatherProblem chunk = problem;
-      chunk.batch = samples;
       at::Tensor grad_input_chunk = grad_input.narrow(0, first, samples);
-      cuda::launch_implicit_gemm(chunk, g.narrow(0, first, samples), w, at::Tensor(),
-                                 grad_input_chunk, stream, cuda::kUnlimitedStaging, nullptr,
-                                 staged);
+      cuda::launch_gemm_plan(fused_plan.input_gradient.of_chunk(samples),
+                             g.narrow(0, first, samples), w, at::Tensor(), grad_input_chunk,
+                             stream, cuda::kUnlimitedStaging, nullptr, staged);
     };
   } else if (output_mask[0]) {
     grad_input = input_gradient_cuda(args, g, w, operands_exact_in_tf32);

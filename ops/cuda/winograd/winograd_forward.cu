@@ -14,6 +14,7 @@
 #include "ops/cuda/engine/gather/gather_operands.h"
 #include "ops/cuda/engine/gather/implicit_gemm.h"
 #include "ops/cuda/engine/instructions/wgmma_available.h"
+#include "ops/cuda/engine/window/window_tensor_map.h"
 #include "ops/cuda/winograd/winograd_forward.h"
 #include "ops/cuda/winograd/winograd_transforms.cuh"
 #include "ops/options/form_choice.h"
@@ -321,9 +322,9 @@ bool winograd_pays(const ConvGeometry& geometry, const DeviceInfo& device) {
          geometry.out_channels_per_group() >= 64;
 }
 
-std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
-                                                  const DeviceInfo& device,
-                                                  bool output_contiguous) {
+std::optional<WinogradForwardPlan> plan_winograd_forward(const ConvGeometry& geometry,
+                                                         const DeviceInfo& device,
+                                                         bool output_contiguous) {
   const FormChoice choice = form_choice(FormSwitch::kWinograd);
   if (choice == FormChoice::kNever || !output_contiguous) return std::nullopt;
   if (choice == FormChoice::kRule && !winograd_pays(geometry, device)) return std::nullopt;
@@ -333,31 +334,38 @@ std::optional<WinogradPlan> plan_winograd_forward(const ConvGeometry& geometry,
   if (!plan || !fits_launches(*plan, geometry, winograd_problem(*plan), device)) {
     return std::nullopt;
   }
-  WinogradPlan planned = *plan;
-  const StagedLayout layout = gather_staged_layout(winograd_problem(planned));
-  const int64_t per_sample =
-      workspace_floats_per_sample(planned, layout, stages_itself(planned, layout));
-  planned.chunk_samples =
+  const GatherProblem problem = winograd_problem(*plan);
+  const StagedLayout layout = gather_staged_layout(problem);
+  const bool staged_here = stages_itself(*plan, layout);
+  const int64_t per_sample = workspace_floats_per_sample(*plan, layout, staged_here);
+  const int64_t chunk =
       std::clamp<int64_t>(workspace_budget_floats(geometry) / per_sample, 1, geometry.batch);
-  return planned;
+  // A chunk's source: the staged copy the input transform writes (the gathering
+  // mainloops read it, groups unfolded), or the transformed input, a fresh contiguous
+  // tensor. No exact rerun behind the GEMM (the direct kernel could not read the
+  // transformed weights' layout): groups are never folded.
+  GemmOperands operands;
+  operands.prestaged = staged_here;
+  operands.source_fits_boxes =
+      !staged_here && channels_fit_boxes(problem.groups, problem.reduce_channels);
+  return WinogradForwardPlan{*plan, staged_here,
+                             plan_chunk_gemms(problem, chunk, device, operands)};
 }
 
-void launch_winograd_forward(const WinogradPlan& plan, const ConvGeometry& geometry,
+void launch_winograd_forward(const WinogradForwardPlan& forward, const ConvGeometry& geometry,
                              const at::Tensor& input, const at::Tensor& weight,
                              const at::Tensor& bias, at::Tensor& output, cudaStream_t stream) {
-  // The engine's problem, planned once; a chunk of samples changes only its batch.
-  const GatherProblem problem = winograd_problem(plan);
+  const WinogradPlan& plan = forward.transforms;
 
   // Set by any transform that meets a non-finite value; the direct kernel queued last
   // then recomputes the output exactly (and returns at once when it is not set).
   const at::Tensor nonfinite = at::zeros({1}, input.options().dtype(at::kInt));
   int* flag = nonfinite.mutable_data_ptr<int>();
   const at::Tensor transformed_weight = transform_weights(plan, geometry, weight, flag, stream);
-  const StagedLayout layout = gather_staged_layout(problem);
-  const bool staged_here = stages_itself(plan, layout);
+  const StagedLayout layout = gather_staged_layout(winograd_problem(plan));
   // A chunk of samples at a time, as planned (workspace_budget_floats).
   const int64_t batch = geometry.batch;
-  const int64_t chunk = plan.chunk_samples;
+  const int64_t chunk = forward.chunk_samples();
   TORCH_INTERNAL_ASSERT(chunk >= 1, "launch_winograd_forward: a plan without its chunks");
   for (int64_t n0 = 0; n0 < batch; n0 += chunk) {
     const int64_t samples = std::min(chunk, batch - n0);
@@ -371,20 +379,17 @@ void launch_winograd_forward(const WinogradPlan& plan, const ConvGeometry& geome
     at::Tensor products = at::empty({samples, reduced.out_channels, reduced.dim[0].output,
                                      reduced.dim[1].output, reduced.dim[2].output},
                                     input.options());
-    GatherProblem part_problem = problem;
-    part_problem.batch = samples;
-    if (staged_here) {
+    const GemmPlan& gemm = forward.gemm.of_chunk(samples);
+    if (forward.transform_stages_input) {
       const at::Tensor staged =
           transform_input_staged(part, part_geometry, layout, part_input, flag, stream);
-      launch_implicit_gemm(part_problem, staged, transformed_weight, at::Tensor(), products, stream,
-                           kUnlimitedStaging, nullptr, staged);
+      launch_gemm_plan(gemm, staged, transformed_weight, at::Tensor(), products, stream,
+                       kUnlimitedStaging, nullptr, staged);
     } else {
-      // No exact rerun: groups are then never folded (the direct kernel could not read
-      // the transformed weights' layout).
       const at::Tensor transformed_input =
           transform_input(part, part_geometry, part_input, flag, stream);
-      launch_implicit_gemm(part_problem, transformed_input, transformed_weight, at::Tensor(),
-                           products, stream, kUnlimitedStaging);
+      launch_gemm_plan(gemm, transformed_input, transformed_weight, at::Tensor(), products,
+                       stream, kUnlimitedStaging);
     }
     transform_output(part, part_geometry, products, bias, part_output, flag, stream);
   }
@@ -415,7 +420,8 @@ std::optional<ConvGeometry> input_gradient_as_forward(const ConvGeometry& geomet
   return swapped;
 }
 
-void launch_winograd_input_gradient(const WinogradPlan& plan, const ConvGeometry& geometry,
+void launch_winograd_input_gradient(const WinogradForwardPlan& plan,
+                                    const ConvGeometry& geometry,
                                     const at::Tensor& grad_output, const at::Tensor& weight,
                                     at::Tensor& grad_input, cudaStream_t stream) {
   const std::optional<ConvGeometry> swapped = input_gradient_as_forward(geometry);

@@ -52,9 +52,6 @@ struct WinogradPlan {
   // g * points() + xi_h * width points + xi_w); the transformed dimensions' extents are
   // their tiles, with kernel 1 and no padding.
   ConvGeometry reduced;
-  // Samples per chunk, so that a chunk's transformed input and products stay within the
-  // workspace (plan_winograd_forward sets it; winograd_forward.h).
-  int64_t chunk_samples = 0;
 
   int points() const { return dim[0].points * dim[1].points; }
 };

@@ -20,27 +20,20 @@ struct GemmPlan;  // planner/gemm_plan.h
 bool implicit_gemm_fits(const GatherProblem& problem);
 
 // Runs an exact fallback on the stream when the device flag it is given is set
-// (see launch_implicit_gemm).
+// (see launch_gemm_plan).
 using ExactRerun = std::function<void(const int* run_only_if)>;
 
-// source: contiguous float32 (N, groups * reduce_channels, *source extents);
-// weight: contiguous; bias: contiguous or undefined; output: (N, groups *
-// target_channels, *target extents), any strides (contiguous or channels-last),
-// every element written. With exact_rerun set, small groups may be folded into one
-// tile (block-diagonal weights); a non-finite source value would then leak across
-// groups, so the launch flags it and queues exact_rerun behind the GEMM. The
+// Launches the form `plan` names (plan_gemm's: plan_op for an op's whole call,
+// plan_chunk_gemms for a chunk of samples). source: contiguous float32 (N, groups *
+// reduce_channels, *source extents); weight: contiguous; bias: contiguous or undefined;
+// output: (N, groups * target_channels, *target extents), any strides (contiguous or
+// channels-last), every element written. Where the plan folded small groups into one
+// tile (block-diagonal weights), a non-finite source value would leak across groups, so
+// the launch flags it and queues exact_rerun (which must be set) behind the GEMM. The
 // source is staged in chunks of at most staging_budget_floats (staging.h), unless
 // `staged` is given: the whole source already staged in gather_staged_layout(problem)
-// (the fused backward stages grad_output once for both gradients); groups are then
-// not folded.
-void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
-                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                          cudaStream_t stream, int64_t staging_budget_floats,
-                          const ExactRerun& exact_rerun = nullptr,
-                          const at::Tensor& staged = at::Tensor());
-
-// The same with the plan made (plan_gemm, or plan_op for an op's whole call): launches
-// the form it names. exact_rerun must be set where the plan folded groups.
+// (Winograd's input transform, the fused backward's grad_output staged once for both
+// gradients), which the plan was made for (GemmOperands::prestaged: groups unfolded).
 void launch_gemm_plan(const GemmPlan& plan, const at::Tensor& source, const at::Tensor& weight,
                       const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
                       int64_t staging_budget_floats, const ExactRerun& exact_rerun = nullptr,

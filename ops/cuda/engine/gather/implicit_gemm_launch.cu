@@ -23,7 +23,6 @@
 #include "ops/cuda/engine/strided_lines/strided_lines.h"
 #include "ops/cuda/engine/window/shifted_window.h"
 #include "ops/cuda/engine/window/tap_rows.h"
-#include "ops/cuda/engine/window/window_tensor_map.h"
 
 namespace ct3d::cuda {
 namespace {
@@ -46,7 +45,7 @@ auto phase_kernel_of() {
 
 // problem: the GEMM with its groups folded `fold` at a time (see group_fold); p: its
 // launch form for Cfg's block channels. staged: the whole source already staged
-// (launch_implicit_gemm), or undefined. reuse: the width-tap reuse plan
+// (launch_gemm_plan), or undefined. reuse: the width-tap reuse plan
 // (WgmmaReuseConfig only).
 template <class Cfg>
 void launch_all_phases(const GatherProblem& problem, const PhaseProblem& p, int fold,
@@ -217,19 +216,6 @@ bool implicit_gemm_fits(const GatherProblem& problem) {
          positions_per_sample < kMaxInt / 2 && rows / 64 * phases < kMaxInt &&
          problem.groups <= kMaxGridY && column_blocks <= kMaxGridY &&
          problem.reduce_channels < kMaxInt / 2 && cout_g < kMaxInt / 2;
-}
-
-void launch_implicit_gemm(const GatherProblem& problem, const at::Tensor& source,
-                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                          cudaStream_t stream, int64_t staging_budget_floats,
-                          const ExactRerun& exact_rerun, const at::Tensor& staged) {
-  GemmOperands operands;
-  operands.source_fits_boxes = source_fits_boxes(source, problem.groups, problem.reduce_channels);
-  operands.whole_batch = source.size(0) == problem.batch;
-  operands.prestaged = staged.defined();
-  operands.may_fold = exact_rerun && output.is_contiguous();
-  launch_gemm_plan(plan_gemm(problem, current_device_info(), operands, output), source, weight,
-                   bias, output, stream, staging_budget_floats, exact_rerun, staged);
 }
 
 void launch_gemm_plan(const GemmPlan& plan, const at::Tensor& source, const at::Tensor& weight,

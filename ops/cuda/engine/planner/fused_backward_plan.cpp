@@ -28,6 +28,13 @@ FusedBackwardPlan plan_fused_backward(const WeightGradientPlan& weight_gradient,
   }
   operands.shares_staged_output = plan.input_gradient_on_staged_output;
   plan.weight_gradient = plan_weight_gradient_mainloop(weight_gradient, device, operands);
+  if (plan.input_gradient_on_staged_output) {
+    // The gathering GEMM reads the staged chunk, groups unfolded (no exact rerun).
+    GemmOperands chunk_operands;
+    chunk_operands.prestaged = true;
+    plan.input_gradient = plan_chunk_gemms(*input_gradient, plan.weight_gradient.chunk_samples,
+                                           device, chunk_operands);
+  }
   return plan;
 }
 

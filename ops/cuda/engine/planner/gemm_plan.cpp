@@ -1,5 +1,7 @@
 #include "ops/cuda/engine/planner/gemm_plan.h"
 
+#include <ATen/ops/empty.h>
+
 #include <algorithm>
 #include <string>
 
@@ -283,6 +285,37 @@ GemmPlan plan_gemm(const GatherProblem& problem, const DeviceInfo& device,
   }
   plan_gather_forms(plan.folded, device, output, plan);
   return plan;
+}
+
+ChunkGemmPlans plan_chunk_gemms(const GatherProblem& problem, int64_t chunk_samples,
+                                const DeviceInfo& device, const GemmOperands& operands) {
+  TORCH_INTERNAL_ASSERT(chunk_samples >= 1 && chunk_samples <= problem.batch,
+                        "plan_chunk_gemms: a chunk of ", chunk_samples, " samples of ",
+                        problem.batch);
+  // A chunk's target is a fresh contiguous tensor or a batch slice of one: a meta tensor
+  // of its sizes gives its strides.
+  const auto plan_for = [&](int64_t samples) {
+    GatherProblem chunk = problem;
+    chunk.batch = samples;
+    const at::Tensor target =
+        at::empty({samples, chunk.groups * chunk.target_channels, chunk.dim[0].target_extent,
+                   chunk.dim[1].target_extent, chunk.dim[2].target_extent},
+                  at::TensorOptions(at::kMeta));
+    return plan_gemm(chunk, device, operands, target);
+  };
+  ChunkGemmPlans plans;
+  plans.chunk_samples = chunk_samples;
+  plans.full = plan_for(chunk_samples);
+  const int64_t remainder = problem.batch % chunk_samples;
+  plans.last = remainder == 0 ? plans.full : plan_for(remainder);
+  return plans;
+}
+
+const GemmPlan& ChunkGemmPlans::of_chunk(int64_t samples) const {
+  if (samples == full.folded.batch) return full;
+  TORCH_INTERNAL_ASSERT(samples == last.folded.batch, "ChunkGemmPlans: a chunk of ", samples,
+                        " samples, planned for ", full.folded.batch, " and ", last.folded.batch);
+  return last;
 }
 
 bool tap_columns_takes(const GatherProblem& problem, const DeviceInfo& device,

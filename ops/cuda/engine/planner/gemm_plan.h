@@ -29,7 +29,7 @@ struct GemmOperands {
   // gradients): only the gathering mainloops read that layout, groups unfolded.
   bool prestaged = false;
   // Groups may be folded: an exact rerun is queued for non-finite sources and the output
-  // is contiguous (launch_implicit_gemm).
+  // is contiguous (launch_gemm_plan).
   bool may_fold = false;
 };
 
@@ -63,6 +63,22 @@ struct GemmPlan {
 // only its strides (a meta tensor will do).
 GemmPlan plan_gemm(const GatherProblem& problem, const DeviceInfo& device,
                    const GemmOperands& operands, const at::Tensor& output);
+
+// The plans of a GEMM that runs a chunk of samples at a time on a source the call makes
+// for each chunk (Winograd's transformed input; the fused backward's staged grad_output)
+// into a contiguous target: one plan for the full chunks, one for a shorter last chunk.
+struct ChunkGemmPlans {
+  int64_t chunk_samples = 0;
+  GemmPlan full;
+  GemmPlan last;  // the batch's remainder (`full` again where the chunks divide the batch)
+  // The plan of a chunk of `samples`: the chunk size or the remainder, nothing else.
+  const GemmPlan& of_chunk(int64_t samples) const;
+};
+
+// problem: the whole batch's (groups unfolded); chunk_samples: 1 to its batch; operands:
+// the facts of one chunk's source (each holds its own samples alone: whole_batch).
+ChunkGemmPlans plan_chunk_gemms(const GatherProblem& problem, int64_t chunk_samples,
+                                const DeviceInfo& device, const GemmOperands& operands);
 
 // Whether the problem (groups unfolded) on its own would run on the tap-columns form:
 // the fused backward shares its staged grad_output with the input gradient's gather

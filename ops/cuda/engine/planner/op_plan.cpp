@@ -63,7 +63,7 @@ void plan_gather_op(const ConvProblem& problem, const DeviceInfo& device,
   GemmOperands gemm_operands;
   // Half operands run on their widened copy.
   gemm_operands.source_fits_boxes = fits_boxes(operands.source, plan.gather, half);
-  // The forward queues an exact rerun behind a folded GEMM (launch_implicit_gemm).
+  // The forward queues an exact rerun behind a folded GEMM (launch_gemm_plan).
   gemm_operands.may_fold = forward && operands.target.is_contiguous();
   plan.gemm = plan_gemm(plan.gather, device, gemm_operands, operands.target);
   plan.path = OpPath::kEngine;
@@ -103,12 +103,14 @@ void plan_weight_gradient_op(const ConvProblem& problem, const DeviceInfo& devic
   plan.path = OpPath::kEngine;
 }
 
-std::string winograd_text(const WinogradPlan& plan) {
+std::string winograd_text(const WinogradForwardPlan& forward) {
   using std::to_string;
+  const WinogradPlan& plan = forward.transforms;
+  const int64_t chunk = forward.chunk_samples();
   return "winograd (F(" + to_string(plan.dim[0].tile) + ", " + to_string(plan.dim[0].kernel) +
          ") x F(" + to_string(plan.dim[1].tile) + ", " + to_string(plan.dim[1].kernel) +
-         ") around the engine's GEMM; " + to_string(plan.chunk_samples) +
-         (plan.chunk_samples == 1 ? " sample" : " samples") + " a chunk)";
+         ") around the engine's GEMM; " + to_string(chunk) + (chunk == 1 ? " sample" : " samples") +
+         " a chunk)";
 }
 
 }  // namespace

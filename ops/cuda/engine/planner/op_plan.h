@@ -20,7 +20,7 @@
 #include "ops/cuda/engine/planner/weight_gradient_mainloop.h"
 #include "ops/cuda/engine/staging/staging.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient_plan.h"
-#include "ops/cuda/winograd/winograd_plan.h"
+#include "ops/cuda/winograd/winograd_forward.h"
 
 namespace ct3d::cuda {
 
@@ -68,7 +68,7 @@ struct OpPlan {
   // widened), and the plan of their path.
   GatherProblem gather;
   HalfPlan half;
-  std::optional<WinogradPlan> winograd;  // the input gradient's: of its swapped forward
+  std::optional<WinogradForwardPlan> winograd;  // the input gradient's: of its swapped forward
   GemmPlan gemm;
   // The weight gradient's call plan (operands_exact_in_tf32 where widened) and mainloop.
   WeightGradientPlan weight_gradient;
@@ -77,7 +77,7 @@ struct OpPlan {
   // both operands for the weight gradient): a chunk of samples at a time within this many
   // floats, kUnlimitedStaging for the whole batch at once. The forward stages whole, the
   // backward ops within backward_staging_budget (staging.h says why). Winograd's
-  // transformed tensors: winograd->chunk_samples; the weight gradient's partial tiles: at
+  // transformed tensors: winograd->chunk_samples(); the weight gradient's partial tiles: at
   // most kWeightGradientWorkspaceFloats.
   int64_t staging_floats = kUnlimitedStaging;
 };

@@ -6,6 +6,7 @@
 
 #include "ops/cuda/engine/problem/implicit_gemm_problem.h"  // round_up
 #include "ops/cuda/engine/staging/half_stage_layout.h"
+#include "ops/cuda/engine/staging/staging.h"
 #include "ops/options/form_choice.h"
 
 namespace ct3d::cuda {
@@ -15,6 +16,15 @@ constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxGrid = 65535;
 constexpr int64_t kSharedBudgetBytes = 200 * 1024;
 constexpr int kMinSlots = 3;
+
+// Samples a chunk: the staged copies of one chunk (grad_output's, and the input's when
+// stage_input) within plan.staging_floats.
+int64_t chunk_samples(const WeightGradientPlan& plan, bool stage_input) {
+  const int64_t staged_per_sample =
+      (stage_input ? plan.input.staged_positions() * plan.input.padded_channels() : 0) +
+      plan.output.staged_positions() * plan.output.padded_channels();
+  return staging_chunk_samples(staged_per_sample, plan.staging_floats, plan.geometry.batch);
+}
 
 // wgmma N: the smallest shape that holds a folded group's input channels, or blocks
 // of 64.
@@ -247,7 +257,11 @@ WgradMainloopPlan plan_weight_gradient_mainloop(const WeightGradientPlan& call,
   const bool half_may_apply = form_choice(FormSwitch::kHalfWgrad) != FormChoice::kNever &&
                               call.geometry.dim[2].input % 8 == 0 && call.cout % 8 == 0;
   if (device.wgmma && (!half || half_may_apply)) plan_wgmma(call, operands, plan);
-  if (plan.form == WgradForm::kWgmma) return plan;
+  if (plan.form == WgradForm::kWgmma) {
+    // The wgmma mainloop reads the input in place: grad_output alone is staged.
+    plan.chunk_samples = chunk_samples(plan.staged, false);
+    return plan;
+  }
   if (half) {
     plan.form = WgradForm::kWidened;
     return plan;
@@ -255,6 +269,7 @@ WgradMainloopPlan plan_weight_gradient_mainloop(const WeightGradientPlan& call,
   plan.form = WgradForm::kMmaSync;
   plan.mma_m_tiles =
       static_cast<int>(std::min<int64_t>(call.input.padded_channels_per_group, 64) / 16);
+  plan.chunk_samples = chunk_samples(plan.staged, true);
   return plan;
 }
 

@@ -55,6 +55,10 @@ struct WgradMainloopPlan {
   WgmmaWgradLaunch tail;
   // kMmaSync: m-tiles of 16 input channels a block covers (1 to 4).
   int mma_m_tiles = 0;
+  // Samples staged a chunk (kWgmma and kMmaSync): their staged copies (grad_output's, and
+  // kMmaSync's staged input) within staged.staging_floats. The fused backward runs the
+  // input gradient's chunks on the same samples.
+  int64_t chunk_samples = 0;
 };
 
 // The mainloop of the call planned by `plan` (within weight_gradient_fits' limits).

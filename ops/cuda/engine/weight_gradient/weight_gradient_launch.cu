@@ -116,13 +116,6 @@ WgradSplit fit_wgrad_split_to_waves(WgradSplit split, int64_t total_stages,
   return {(total_stages + per_split - 1) / per_split, per_split};
 }
 
-int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, bool stage_input) {
-  const int64_t staged_per_sample =
-      (stage_input ? plan.input.staged_positions() * plan.input.padded_channels() : 0) +
-      plan.output.staged_positions() * plan.output.padded_channels();
-  return staging_chunk_samples(staged_per_sample, plan.staging_floats, plan.geometry.batch);
-}
-
 void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
                       const at::Tensor& grad_output, at::Tensor& grad_bias, cudaStream_t stream,
                       bool stage_input, int64_t chunk_samples, const WgradChunkLaunch& launch,
@@ -172,7 +165,7 @@ void sum_wgrad_splits(const WgradSumShape& shape, const at::Tensor& workspace,
 namespace {
 
 template <class Cfg>
-void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
+void launch_split_gemm(const WeightGradientPlan& plan, int64_t chunk, const at::Tensor& input,
                        const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
                        at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
@@ -200,9 +193,8 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
   p.channel_blocks_n = static_cast<int>(plan.output.padded_channels_per_group / Cfg::kBlockN);
   p.groups = static_cast<int>(plan.groups);
 
-  // Staged a chunk of samples at a time; every chunk has the same splits, each
-  // writing its own partial tiles.
-  const int64_t chunk = wgrad_chunk_samples(plan, true);
+  // Staged a chunk of samples at a time (as planned); every chunk has the same splits,
+  // each writing its own partial tiles.
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
   p.positions = chunk * g.input_positions();
   p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;
@@ -258,19 +250,21 @@ void launch_split_gemm(const WeightGradientPlan& plan, const at::Tensor& input,
 // padded channels: m-tiles along the input channels, warps of n-tiles along the
 // output channels.
 template <int kMTiles>
-void launch_for_m_tiles(const WeightGradientPlan& plan, const at::Tensor& input,
+void launch_for_m_tiles(const WgradMainloopPlan& mainloop, const at::Tensor& input,
                         const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
                         at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+  const WeightGradientPlan& plan = mainloop.staged;
+  const int64_t chunk = mainloop.chunk_samples;
   const int64_t n = plan.output.padded_channels_per_group;
   if (n == 16) {
-    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(plan, input, grad_output, grad_weight, stream,
-                                                  grad_bias, after_chunk);
+    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(plan, chunk, input, grad_output, grad_weight,
+                                                  stream, grad_bias, after_chunk);
   } else if (n == 32) {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(plan, input, grad_output, grad_weight, stream,
-                                                  grad_bias, after_chunk);
+    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(plan, chunk, input, grad_output, grad_weight,
+                                                  stream, grad_bias, after_chunk);
   } else {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(plan, input, grad_output, grad_weight, stream,
-                                                  grad_bias, after_chunk);
+    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(plan, chunk, input, grad_output, grad_weight,
+                                                  stream, grad_bias, after_chunk);
   }
 }
 
@@ -311,7 +305,6 @@ void launch_weight_gradient(const WgradMainloopPlan& plan, const at::Tensor& inp
                             const at::Tensor& grad_output, at::Tensor& grad_weight,
                             cudaStream_t stream, at::Tensor grad_bias,
                             const StagedChunkHook& after_chunk) {
-  const WeightGradientPlan& staged = plan.staged;
   switch (plan.form) {
     case WgradForm::kWgmma:
       launch_wgmma_weight_gradient(plan, input, grad_output, grad_weight, stream, grad_bias,
@@ -322,22 +315,22 @@ void launch_weight_gradient(const WgradMainloopPlan& plan, const at::Tensor& inp
     case WgradForm::kMmaSync:
       break;
   }
-  TORCH_INTERNAL_ASSERT(input.scalar_type() == at::kFloat);
+  TORCH_INTERNAL_ASSERT(input.scalar_type() == at::kFloat && plan.chunk_samples >= 1);
   switch (plan.mma_m_tiles) {
     case 1:
-      launch_for_m_tiles<1>(staged, input, grad_output, grad_weight, stream, grad_bias,
+      launch_for_m_tiles<1>(plan, input, grad_output, grad_weight, stream, grad_bias,
                             after_chunk);
       break;
     case 2:
-      launch_for_m_tiles<2>(staged, input, grad_output, grad_weight, stream, grad_bias,
+      launch_for_m_tiles<2>(plan, input, grad_output, grad_weight, stream, grad_bias,
                             after_chunk);
       break;
     case 3:
-      launch_for_m_tiles<3>(staged, input, grad_output, grad_weight, stream, grad_bias,
+      launch_for_m_tiles<3>(plan, input, grad_output, grad_weight, stream, grad_bias,
                             after_chunk);
       break;
     default:
-      launch_for_m_tiles<4>(staged, input, grad_output, grad_weight, stream, grad_bias,
+      launch_for_m_tiles<4>(plan, input, grad_output, grad_weight, stream, grad_bias,
                             after_chunk);
       break;
   }

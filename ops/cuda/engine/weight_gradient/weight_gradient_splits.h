@@ -48,10 +48,6 @@ using WgradChunkLaunch =
     std::function<void(int64_t chunk, int64_t first_sample, int64_t samples,
                        const at::Tensor& staged_input, const at::Tensor& staged_output)>;
 
-// Samples per chunk: the staged copies of one chunk (grad_output's, and the input's when
-// stage_input) within plan.staging_floats.
-int64_t wgrad_chunk_samples(const WeightGradientPlan& plan, bool stage_input);
-
 // Stages each chunk (the input only when stage_input), launches its GEMM, calls
 // after_chunk, and sums grad_bias (when defined) from the staging pass's partials.
 void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,

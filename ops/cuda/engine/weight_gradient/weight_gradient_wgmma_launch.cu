@@ -136,12 +136,11 @@ void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int k
 // 2 where the planner took 2 for float32's 3) and stage positions, and where `tail` is
 // planned (float32), a second launch of 16-position stages for the lines' last positions.
 template <class Ops>
-void launch_for_channels(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
-                         const WgmmaWgradLaunch* tail, const at::Tensor& input,
-                         const at::Tensor& grad_output, at::Tensor& grad_weight,
-                         cudaStream_t stream, at::Tensor& grad_bias,
+void launch_for_channels(const WeightGradientPlan& plan, int64_t chunk,
+                         const WgmmaWgradLaunch& launch, const WgmmaWgradLaunch* tail,
+                         const at::Tensor& input, const at::Tensor& grad_output,
+                         at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
                          const StagedChunkHook& after_chunk) {
-  const int64_t chunk = wgrad_chunk_samples(plan, false);
   // Two parts share the workspace bound.
   const int64_t share = kWeightGradientWorkspaceFloats / (tail != nullptr ? 2 : 1);
   const auto run = [&](auto channels) {
@@ -201,11 +200,11 @@ void launch_wgmma_weight_gradient(const WgradMainloopPlan& plan, const at::Tenso
                                   const at::Tensor& grad_output, at::Tensor& grad_weight,
                                   cudaStream_t stream, at::Tensor& grad_bias,
                                   const StagedChunkHook& after_chunk) {
-  TORCH_INTERNAL_ASSERT(plan.form == WgradForm::kWgmma);
+  TORCH_INTERNAL_ASSERT(plan.form == WgradForm::kWgmma && plan.chunk_samples >= 1);
   const auto run = [&](auto operands) {
     launch_for_channels<decltype(operands)>(
-        plan.staged, plan.launch, plan.with_tail ? &plan.tail : nullptr, input, grad_output,
-        grad_weight, stream, grad_bias, after_chunk);
+        plan.staged, plan.chunk_samples, plan.launch, plan.with_tail ? &plan.tail : nullptr,
+        input, grad_output, grad_weight, stream, grad_bias, after_chunk);
   };
   const at::ScalarType dtype = input.scalar_type();
   if (dtype == at::kHalf) {
