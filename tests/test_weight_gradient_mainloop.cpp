@@ -168,6 +168,46 @@ TEST_CASE("the chunk GEMMs: a plan for the full chunks and one for the shorter l
   CHECK_THROWS(ct3d::cuda::plan_chunk_gemms(problem, 5, ct3d::cuda::DeviceInfo{true}, staged));
 }
 
+TEST_CASE("the weight gradient's plan names the split of its reduction") {
+  // L1-68 on wgmma: 10 samples a chunk (the staging budget), 81920 stages of 32
+  // positions, 13 row blocks; the workspace bound allows 54 splits (702 blocks: 5.3 waves
+  // on 132 multiprocessors), fitted to 40 (520 blocks: 3.9 waves of 2048 stages;
+  // fit_wgrad_split_to_waves, test_wgrad_split.cpp).
+  const ct3d::cuda::WgradMainloopPlan l1_68 = plan_of(kL1_68, true);
+  REQUIRE(l1_68.form == WgradForm::kWgmma);
+  CHECK(l1_68.chunk_samples == 10);
+  CHECK(l1_68.launch.p.row_blocks == 13);
+  CHECK(l1_68.launch.split.splits == 40);
+  CHECK(l1_68.launch.split.stages_per_split == 2048);
+  // Every plan's split covers its chunk's stages, within the workspace bound, on
+  // whichever mainloop, and fewer multiprocessors never ask for more splits.
+  for (const Layer& l : {kL1_58, kL1_61, kL1_70, kL1_73, kL1_77, kNarrow48, kWide128}) {
+    for (bool wgmma : {true, false}) {
+      CAPTURE(l.name, wgmma);
+      const ct3d::cuda::WgradMainloopPlan plan = plan_of(l, wgmma);
+      const ct3d::cuda::WgradSplit split =
+          plan.form == WgradForm::kWgmma ? plan.launch.split : plan.mma_split;
+      const ct3d::ConvGeometry& g = plan.staged.geometry;
+      const int64_t stages =
+          plan.form == WgradForm::kWgmma
+              ? plan.chunk_samples * plan.launch.p.depth * plan.launch.p.height *
+                    plan.launch.p.width_tiles
+              : (plan.chunk_samples * g.input_positions() + 15) / 16;
+      CHECK(split.splits >= 1);
+      CHECK(split.splits * split.stages_per_split >= stages);
+      CHECK((split.splits - 1) * split.stages_per_split < stages);
+      if (plan.with_tail) CHECK(plan.tail.split.splits >= 1);
+    }
+  }
+  // The device's multiprocessors set it: mma.sync asks for blocks in proportion.
+  ct3d::cuda::DeviceInfo twice{false};
+  twice.multiprocessors = 2 * 132;
+  const ct3d::cuda::WgradMainloopPlan l1_58 = plan_of(kL1_58, false);
+  const ct3d::cuda::WgradMainloopPlan l1_58_twice = ct3d::cuda::plan_weight_gradient_mainloop(
+      ct3d::cuda::plan_weight_gradient(geometry_of(kL1_58)), twice, {});
+  CHECK(l1_58_twice.mma_split.splits > l1_58.mma_split.splits);
+}
+
 TEST_CASE("describe names the weight gradient's mainloop") {
   CHECK(ct3d::cuda::describe(plan_of(kNarrow48, true)) ==
         "wgmma (blocks of 48 input channels x 256 rows, stages of 32 positions, segments by bulk "

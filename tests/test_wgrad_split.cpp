@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "ops/cuda/engine/weight_gradient/weight_gradient_splits.h"
+#include "ops/cuda/engine/planner/weight_gradient_split.h"
 #include "tests/catch.h"
 
 namespace {

@@ -10,6 +10,7 @@ DeviceInfo current_device_info() {
   DeviceInfo device;
   device.wgmma = wgmma_enabled();
   device.engine = device_capability() >= kTensorCoreCapability && weight_packing_runs_here();
+  device.multiprocessors = multiprocessor_count();
   return device;
 }
 

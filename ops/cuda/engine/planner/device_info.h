@@ -11,6 +11,9 @@ struct DeviceInfo {
   // An sm_80 or newer device running this library's code for it: the engine (mma.sync,
   // cp.async) and the weight gradient's mainloops; elsewhere the direct kernels.
   bool engine = true;
+  // Streaming multiprocessors: the weight gradient's split fills them
+  // (weight_gradient_split.h). The default is an H100's or H200's, for the tests' plans.
+  int multiprocessors = 132;
 };
 
 // The current device's (the option max_capability applies).

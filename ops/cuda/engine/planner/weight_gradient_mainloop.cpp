@@ -260,6 +260,16 @@ WgradMainloopPlan plan_weight_gradient_mainloop(const WeightGradientPlan& call,
   if (plan.form == WgradForm::kWgmma) {
     // The wgmma mainloop reads the input in place: grad_output alone is staged.
     plan.chunk_samples = chunk_samples(plan.staged, false);
+    // A tail launch and the whole tiles' share the workspace bound.
+    const int64_t share = kWeightGradientWorkspaceFloats / (plan.with_tail ? 2 : 1);
+    plan.launch.split =
+        plan_wgmma_wgrad_split(plan.staged, plan.launch.p, plan.launch.channels, half,
+                               plan.chunk_samples, share, device.multiprocessors);
+    if (plan.with_tail) {
+      plan.tail.split =
+          plan_wgmma_wgrad_split(plan.staged, plan.tail.p, plan.launch.channels, half,
+                                 plan.chunk_samples, share, device.multiprocessors);
+    }
     return plan;
   }
   if (half) {
@@ -270,6 +280,8 @@ WgradMainloopPlan plan_weight_gradient_mainloop(const WeightGradientPlan& call,
   plan.mma_m_tiles =
       static_cast<int>(std::min<int64_t>(call.input.padded_channels_per_group, 64) / 16);
   plan.chunk_samples = chunk_samples(plan.staged, true);
+  plan.mma_split = plan_mma_wgrad_split(plan.staged, plan.mma_m_tiles, plan.chunk_samples,
+                                        device.multiprocessors);
   return plan;
 }
 

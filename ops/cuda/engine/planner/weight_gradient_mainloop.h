@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ops/cuda/engine/planner/device_info.h"
+#include "ops/cuda/engine/planner/weight_gradient_split.h"
 #include "ops/cuda/engine/weight_gradient/weight_gradient_plan.h"
 #include "ops/cuda/engine/weight_gradient/wgmma_weight_gradient_problem.h"
 
@@ -41,6 +42,7 @@ struct WgmmaWgradLaunch {
   int channels = 0, m_tiles = 0;  // (the stage's positions: p.positions)
   int max_pairs = 0;
   bool fits = false;
+  WgradSplit split;  // of a chunk's reduction (plan_wgmma_wgrad_split)
 };
 
 struct WgradMainloopPlan {
@@ -53,8 +55,10 @@ struct WgradMainloopPlan {
   WgmmaWgradLaunch launch;
   bool with_tail = false;
   WgmmaWgradLaunch tail;
-  // kMmaSync: m-tiles of 16 input channels a block covers (1 to 4).
+  // kMmaSync: m-tiles of 16 input channels a block covers (1 to 4), and the split of a
+  // chunk's reduction (plan_mma_wgrad_split).
   int mma_m_tiles = 0;
+  WgradSplit mma_split;
   // Samples staged a chunk (kWgmma and kMmaSync): their staged copies (grad_output's, and
   // kMmaSync's staged input) within staged.staging_floats. The fused backward runs the
   // input gradient's chunks on the same samples.

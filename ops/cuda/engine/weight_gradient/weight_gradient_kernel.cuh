@@ -13,7 +13,6 @@
 
 namespace ct3d::cuda {
 
-constexpr int kWgradStagePositions = 16;  // the reduction (K) of one pipeline stage
 constexpr int kWgradPipelineStages = 3;
 // The tensor core truncates when it accumulates, a bias that grows with the chain
 // (forward: 2e-5 at K = 3360). So the mma chain runs over kWgradChainStages stages

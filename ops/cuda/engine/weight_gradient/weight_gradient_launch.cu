@@ -1,7 +1,7 @@
 // Host side of the weight gradient: folds small groups and plans the staged layouts
 // (plan_weight_gradient), and launches the planned mainloop: mma.sync here (both
-// operands staged channels-last, the split of the reduction, the split GEMM and the
-// ordered sum of its partial tiles), wgmma in weight_gradient_wgmma_launch.cu.
+// operands staged channels-last, the split GEMM over the planned split of the reduction
+// and the ordered sum of its partial tiles), wgmma in weight_gradient_wgmma_launch.cu.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -22,13 +22,6 @@ namespace {
 
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxGrid = 65535;
-// Enough warps for two full waves at 16 warps per multiprocessor; the split never
-// goes below kMinStagesPerSplit stages (512 positions), which keeps a block's
-// pipeline and epilogue worth their setup, and aims at no more than
-// kMaxStagesPerSplit stages, which bounds the rounding of a block's running sum.
-constexpr int kTargetWarpsPerMultiprocessor = 32;
-constexpr int64_t kMinStagesPerSplit = 32;
-constexpr int64_t kMaxStagesPerSplit = 2048;
 
 // Input channels a block covers: 16 per m-tile, up to 64 (4 m-tiles).
 int64_t padded_input_channels(int64_t channels) {
@@ -76,44 +69,6 @@ WeightGradientPlan plan_weight_gradient(const ConvGeometry& g) {
     plan.output.staged_extent[i] = d.output + low + high;
   }
   return plan;
-}
-
-WgradSplit choose_wgrad_split(int64_t total_stages, int64_t blocks_per_split, int64_t wanted_blocks,
-                              int64_t split_floats, int64_t chunks, int64_t min_stages,
-                              int64_t max_stages) {
-  int64_t splits = std::max<int64_t>(1, (wanted_blocks + blocks_per_split - 1) / blocks_per_split);
-  splits = std::max(splits, (total_stages + max_stages - 1) / max_stages);
-  splits = std::min(splits, std::max<int64_t>(1, total_stages / min_stages));
-  splits = std::min(splits,
-                    std::max<int64_t>(1, kWeightGradientWorkspaceFloats / (chunks * split_floats)));
-  splits = std::min(splits, kMaxInt);
-  const int64_t stages_per_split = (total_stages + splits - 1) / splits;
-  TORCH_INTERNAL_ASSERT(stages_per_split < kMaxInt);
-  return {(total_stages + stages_per_split - 1) / stages_per_split, stages_per_split};
-}
-
-WgradSplit fit_wgrad_split_to_waves(WgradSplit split, int64_t total_stages,
-                                    int64_t blocks_per_split, int64_t multiprocessors,
-                                    int64_t max_splits, int64_t min_stages) {
-  // Waves x stages per block of a split count.
-  const auto cost = [&](int64_t splits) {
-    const int64_t per_split = (total_stages + splits - 1) / splits;
-    const int64_t blocks = (total_stages + per_split - 1) / per_split * blocks_per_split;
-    return (blocks + multiprocessors - 1) / multiprocessors * per_split;
-  };
-  const int64_t last =
-      std::min({3 * split.splits / 2, max_splits, std::max<int64_t>(1, total_stages / min_stages)});
-  // Downward too: the workspace bound often sets the count. From the most splits, so
-  // that a tie keeps the shorter running sums.
-  int64_t best = split.splits;
-  for (int64_t splits = last; splits >= std::max<int64_t>(1, 3 * split.splits / 4); --splits) {
-    if (cost(splits) < cost(best)) best = splits;
-  }
-  // Only for a gain of at least 1/32: N-32-16-k3's 3.98 waves of 123 stages became 3 of
-  // 163 for 0.6 % in this cost and measured 0.90x (KERNEL_LOG "splits fitted to whole waves").
-  if (32 * cost(best) > 31 * cost(split.splits)) best = split.splits;
-  const int64_t per_split = (total_stages + best - 1) / best;
-  return {(total_stages + per_split - 1) / per_split, per_split};
 }
 
 void run_wgrad_chunks(const WeightGradientPlan& plan, const at::Tensor& input,
@@ -165,9 +120,10 @@ void sum_wgrad_splits(const WgradSumShape& shape, const at::Tensor& workspace,
 namespace {
 
 template <class Cfg>
-void launch_split_gemm(const WeightGradientPlan& plan, int64_t chunk, const at::Tensor& input,
-                       const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
-                       at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+void launch_split_gemm(const WeightGradientPlan& plan, int64_t chunk, const WgradSplit& split,
+                       const at::Tensor& input, const at::Tensor& grad_output,
+                       at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
+                       const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
   WgradProblem p{};
   p.positions_per_sample = static_cast<int>(g.input_positions());
@@ -193,19 +149,14 @@ void launch_split_gemm(const WeightGradientPlan& plan, int64_t chunk, const at::
   p.channel_blocks_n = static_cast<int>(plan.output.padded_channels_per_group / Cfg::kBlockN);
   p.groups = static_cast<int>(plan.groups);
 
-  // Staged a chunk of samples at a time (as planned); every chunk has the same splits,
-  // each writing its own partial tiles.
+  // Staged a chunk of samples at a time; every chunk has the same splits (as planned:
+  // plan_mma_wgrad_split), each writing its own partial tiles.
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
   p.positions = chunk * g.input_positions();
   p.total_stages = (p.positions + kWgradStagePositions - 1) / kWgradStagePositions;
-
-  // Split the reduction so that the grid fills the GPU, within the workspace bound.
+  TORCH_INTERNAL_ASSERT(split.splits * split.stages_per_split >= p.total_stages,
+                        "launch_split_gemm: a split planned for other stages");
   const int64_t tiles = plan.groups * p.taps * p.channel_blocks_m * p.channel_blocks_n;
-  const int64_t wanted_blocks =
-      int64_t{multiprocessor_count()} * kTargetWarpsPerMultiprocessor / Cfg::kWarpsN;
-  const WgradSplit split =
-      choose_wgrad_split(p.total_stages, tiles, wanted_blocks, tiles * Cfg::kTileFloats, chunks,
-                         kMinStagesPerSplit, kMaxStagesPerSplit);
   p.stages_per_split = static_cast<int>(split.stages_per_split);
   const int64_t chunk_floats = split.splits * tiles * Cfg::kTileFloats;
   at::Tensor workspace = at::empty({chunks * chunk_floats}, input.options());
@@ -253,18 +204,27 @@ template <int kMTiles>
 void launch_for_m_tiles(const WgradMainloopPlan& mainloop, const at::Tensor& input,
                         const at::Tensor& grad_output, at::Tensor& grad_weight, cudaStream_t stream,
                         at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
+  using Cfg16 = WgradConfig<kMTiles, 2, 1>;
+  using Cfg32 = WgradConfig<kMTiles, 4, 1>;
+  using Cfg64 = WgradConfig<kMTiles, 4, 2>;
+  // The blocks the planner's split counted (weight_gradient_split.h).
+  static_assert(Cfg16::kBlockN == mma_wgrad_block_n(16) && Cfg16::kWarpsN == mma_wgrad_warps_n(16));
+  static_assert(Cfg32::kBlockN == mma_wgrad_block_n(32) && Cfg32::kWarpsN == mma_wgrad_warps_n(32));
+  static_assert(Cfg64::kBlockN == mma_wgrad_block_n(64) && Cfg64::kWarpsN == mma_wgrad_warps_n(64));
+  static_assert(Cfg16::kBlockM == 16 * kMTiles && Cfg64::kBlockM == 16 * kMTiles);
   const WeightGradientPlan& plan = mainloop.staged;
   const int64_t chunk = mainloop.chunk_samples;
+  const WgradSplit& split = mainloop.mma_split;
   const int64_t n = plan.output.padded_channels_per_group;
   if (n == 16) {
-    launch_split_gemm<WgradConfig<kMTiles, 2, 1>>(plan, chunk, input, grad_output, grad_weight,
-                                                  stream, grad_bias, after_chunk);
+    launch_split_gemm<Cfg16>(plan, chunk, split, input, grad_output, grad_weight, stream,
+                             grad_bias, after_chunk);
   } else if (n == 32) {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 1>>(plan, chunk, input, grad_output, grad_weight,
-                                                  stream, grad_bias, after_chunk);
+    launch_split_gemm<Cfg32>(plan, chunk, split, input, grad_output, grad_weight, stream,
+                             grad_bias, after_chunk);
   } else {
-    launch_split_gemm<WgradConfig<kMTiles, 4, 2>>(plan, chunk, input, grad_output, grad_weight,
-                                                  stream, grad_bias, after_chunk);
+    launch_split_gemm<Cfg64>(plan, chunk, split, input, grad_output, grad_weight, stream,
+                             grad_bias, after_chunk);
   }
 }
 

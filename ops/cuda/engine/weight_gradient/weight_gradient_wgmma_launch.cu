@@ -1,7 +1,7 @@
 // Host side of the weight gradient on wgmma (weight_gradient_wgmma_kernel.cuh): launches
 // the planner's plan (planner/weight_gradient_mainloop.h: the block, the stages, the
-// segments' layout), choosing the split of the reduction per chunk of staged
-// grad_output (the input is read as it is, NCDHW).
+// segments' layout, the chunks of staged grad_output and the split of each chunk's
+// reduction; the input is read as it is, NCDHW).
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 
@@ -18,19 +18,6 @@
 namespace ct3d::cuda {
 namespace {
 
-// Splits: about kWaves blocks per multiprocessor (one fits at a time), each at least
-// kMinPositions positions (16 stages of 32) and aiming at no more than kMaxPositions
-// (32 K, as the mma.sync weight gradient's bound on a running sum).
-constexpr int kWaves = 4;
-constexpr int64_t kMinPositions = 16 * kWgradTilePositions;
-constexpr int64_t kMaxPositions = 1024 * kWgradTilePositions;
-
-// Floats of one split's partial tiles (every group, tap and channel block): the kernels
-// write them, run_parts lays the parts' splits out and sums them by this one count.
-int64_t split_floats_of(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int kN) {
-  return plan.groups * plan.geometry.taps() * p.channel_blocks * kN * plan.cout;
-}
-
 // One kernel configuration's share of the reduction walk (the whole lines, or a tail
 // launch's last positions of every line): its split and its launch on a chunk of
 // staged samples, writing `splits` partial tiles from `workspace`.
@@ -41,35 +28,17 @@ struct WgradPart {
       launch;
 };
 
-// workspace_floats: this part's share of the workspace bound.
+// The part of launch `launch` (its problem and its planned split: plan_wgmma_wgrad_split).
 template <int kN, int kMTiles, class Ops, int kPositions>
-WgradPart prepare_part(const WeightGradientPlan& plan, const WgradWgmmaProblem& p,
-                       const at::Tensor& input, int64_t chunk, int64_t workspace_floats,
-                       cudaStream_t stream) {
+WgradPart prepare_part(const WeightGradientPlan& plan, const WgmmaWgradLaunch& launch,
+                       const at::Tensor& input, cudaStream_t stream) {
   using Cfg = WgradWgmmaConfig<kN, kMTiles, Ops, kPositions>;
   using Element = typename Cfg::Element;
-  const ConvGeometry& g = plan.geometry;
+  const WgradWgmmaProblem& p = launch.p;
+  const WgradSplit split = launch.split;
+  TORCH_INTERNAL_ASSERT(p.positions == kPositions && launch.channels == kN && split.splits >= 1,
+                        "prepare_part: a launch planned for another configuration");
   const int64_t stages_per_sample = int64_t{p.depth} * p.height * p.width_tiles;
-  const int64_t chunks = (g.batch + chunk - 1) / chunk;
-  const int64_t split_floats = split_floats_of(plan, p, kN);
-  const int64_t blocks_per_split = int64_t{p.row_blocks} * p.channel_blocks * plan.groups;
-  const int64_t multiprocessors = multiprocessor_count();
-  const int64_t max_splits = std::max<int64_t>(1, workspace_floats / (chunks * split_floats));
-  const int64_t total_stages = chunk * stages_per_sample;
-  WgradSplit split =
-      choose_wgrad_split(total_stages, blocks_per_split, multiprocessors * kWaves, split_floats,
-                         chunks, kMinPositions / kPositions, kMaxPositions / kPositions);
-  if (split.splits > max_splits) {  // a tail launch's share of the workspace
-    split.stages_per_split = (total_stages + max_splits - 1) / max_splits;
-    split.splits = (total_stages + split.stages_per_split - 1) / split.stages_per_split;
-  }
-  // Whole waves (one block fits a multiprocessor; KERNEL_LOG "splits fitted to whole waves").
-  // float32 only: "splits fitted to whole waves" was measured there, the half forms keep their
-  // measured counts.
-  if (!Ops::kHalf) {
-    split = fit_wgrad_split_to_waves(split, total_stages, blocks_per_split, multiprocessors,
-                                     max_splits, kMinPositions / kPositions);
-  }
   auto kernel = weight_gradient_wgmma_kernel<Cfg>;
   const int shared_bytes = p.slots * p.stage_bytes;
   C10_CUDA_CHECK(
@@ -101,7 +70,7 @@ void run_parts(const WeightGradientPlan& plan, const WgradWgmmaProblem& p, int k
                at::Tensor& grad_bias, const StagedChunkHook& after_chunk) {
   const ConvGeometry& g = plan.geometry;
   const int64_t chunks = (g.batch + chunk - 1) / chunk;
-  const int64_t split_floats = split_floats_of(plan, p, kN);
+  const int64_t split_floats = wgmma_wgrad_split_floats(plan, p, kN);
   int64_t chunk_splits = 0;
   for (const WgradPart& part : parts) chunk_splits += part.splits;
   const int64_t chunk_floats = chunk_splits * split_floats;
@@ -141,8 +110,6 @@ void launch_for_channels(const WeightGradientPlan& plan, int64_t chunk,
                          const at::Tensor& input, const at::Tensor& grad_output,
                          at::Tensor& grad_weight, cudaStream_t stream, at::Tensor& grad_bias,
                          const StagedChunkHook& after_chunk) {
-  // Two parts share the workspace bound.
-  const int64_t share = kWeightGradientWorkspaceFloats / (tail != nullptr ? 2 : 1);
   const auto run = [&](auto channels) {
     constexpr int kN = decltype(channels)::value;
     constexpr int kMTiles = wgrad_m_tiles_for(kN, Ops::kHalf);
@@ -150,14 +117,13 @@ void launch_for_channels(const WeightGradientPlan& plan, int64_t chunk,
     // The whole tiles on 32-position stages.
     const auto whole_tiles = [&](auto m_tiles) {
       constexpr int kWholeMTiles = decltype(m_tiles)::value;
-      return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions>(plan, launch.p, input, chunk,
-                                                                      share, stream);
+      return prepare_part<kN, kWholeMTiles, Ops, kWgradTilePositions>(plan, launch, input, stream);
     };
     // The lines' whole tiles (all of them where there is no tail launch).
     if constexpr (!Ops::kHalf) {
       if (launch.p.positions == kWgradShortTilePositions) {
-        parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
-            plan, launch.p, input, chunk, share, stream));
+        parts.push_back(
+            prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(plan, launch, input, stream));
       } else if constexpr (kMTiles == 3) {
         if (launch.m_tiles == 2) {  // m_tiles_for_rows
           parts.push_back(whole_tiles(std::integral_constant<int, 2>{}));
@@ -168,8 +134,8 @@ void launch_for_channels(const WeightGradientPlan& plan, int64_t chunk,
     // The lines' last positions.
     if constexpr (!Ops::kHalf) {
       if (tail != nullptr) {
-        parts.push_back(prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(
-            plan, tail->p, input, chunk, share, stream));
+        parts.push_back(
+            prepare_part<kN, kMTiles, Ops, kWgradShortTilePositions>(plan, *tail, input, stream));
       }
     }
     run_parts(plan, launch.p, kN, parts, chunk, input, grad_output, grad_weight, stream, grad_bias,
