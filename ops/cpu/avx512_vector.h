@@ -18,6 +18,11 @@ struct Vector<float> {
   static __attribute__((target("avx512f"))) type load(unsigned mask, const float* p) {
     return _mm512_maskz_loadu_ps(__mmask16(mask), p);
   }
+  // v with its lanes in `mask` replaced by p's (lane i: p[i]; the others not read).
+  static __attribute__((target("avx512f"))) type load_into(type v, unsigned mask,
+                                                           const float* p) {
+    return _mm512_mask_loadu_ps(v, __mmask16(mask), p);
+  }
   static __attribute__((target("avx512f"))) void store(float* p, unsigned mask, type v) {
     _mm512_mask_storeu_ps(p, __mmask16(mask), v);
   }
@@ -34,6 +39,10 @@ struct Vector<double> {
   static constexpr int kLanes = 8;
   static __attribute__((target("avx512f"))) type load(unsigned mask, const double* p) {
     return _mm512_maskz_loadu_pd(__mmask8(mask), p);
+  }
+  static __attribute__((target("avx512f"))) type load_into(type v, unsigned mask,
+                                                           const double* p) {
+    return _mm512_mask_loadu_pd(v, __mmask8(mask), p);
   }
   static __attribute__((target("avx512f"))) void store(double* p, unsigned mask, type v) {
     _mm512_mask_storeu_pd(p, __mmask8(mask), v);
