@@ -105,6 +105,7 @@ void direct_correlation(const PaddedVolume& source, int64_t source_channels_tota
           source_data + (n * source_channels_total + group * source_channels) * channel_stride;
       const T* group_weights = weights + group * ntaps * source_channels * padded_targets + c0;
       PlaneSegment segments[kLanes];
+      int64_t taps_first_row = -1, taps_last_row = -1;  // the rows tap_rows was made for
       for (int64_t p0 = 0; p0 < th * tw; p0 += kLanes) {
         // The vector's positions p0 .. p0 + count - 1, row by row.
         const int64_t count = std::min(kLanes, th * tw - p0);
@@ -117,10 +118,15 @@ void direct_correlation(const PaddedVolume& source, int64_t source_channels_tota
           p += length;
         }
         // The taps whose source rows hold data for these target rows (the others would
-        // read only the box's zero halo).
-        tap_rows.clear();
-        tap_weights.clear();
-        for (int64_t t = 0; t < ntaps; ++t) {
+        // read only the box's zero halo); the same for the vectors of one wide row.
+        const bool same_rows = first_row == taps_first_row && last_row == taps_last_row;
+        if (!same_rows) {
+          taps_first_row = first_row;
+          taps_last_row = last_row;
+          tap_rows.clear();
+          tap_weights.clear();
+        }
+        for (int64_t t = 0; t < ntaps && !same_rows; ++t) {
           const int64_t sd = od + taps[t].shift[0], sh = first_row + taps[t].shift[1];
           if (sd < 0 || sd >= source_extent[0] || sh + (last_row - first_row) < 0 ||
               sh >= source_extent[1]) {
