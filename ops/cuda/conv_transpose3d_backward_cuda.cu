@@ -184,8 +184,8 @@ at::Tensor half_input_gradient_cuda(const ConvTranspose3dArgs& args, const at::T
       cuda::plan_op(conv_problem(cuda::ConvOp::kInputGradient, args, g.scalar_type()), device,
                     cuda::OpOperands{g, grad_input});
   if (plan.path != cuda::OpPath::kHalf) return at::Tensor();
-  cuda::launch_half(plan.half, g, w, at::Tensor(), grad_input, c10::cuda::getCurrentCUDAStream(),
-                    plan.staging_floats);
+  cuda::launch_half(plan.half, plan.gather, g, w, at::Tensor(), grad_input,
+                    c10::cuda::getCurrentCUDAStream(), plan.staging_floats);
   return grad_input;
 }
 

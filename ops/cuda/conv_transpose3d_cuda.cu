@@ -57,7 +57,7 @@ void launch_forward(const cuda::OpPlan& plan, ForwardTensors& t) {
   switch (plan.path) {
     case cuda::OpPath::kHalf:
       // The bias widened to float32 by the weight packing, added before the one rounding.
-      cuda::launch_half(plan.half, t.input5, t.weight, t.bias, t.output5, stream,
+      cuda::launch_half(plan.half, plan.gather, t.input5, t.weight, t.bias, t.output5, stream,
                         plan.staging_floats);
       break;
     case cuda::OpPath::kWinograd:

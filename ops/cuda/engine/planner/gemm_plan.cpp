@@ -204,7 +204,6 @@ bool plan_half_tap_rows(const GatherProblem& problem, const at::Tensor& output, 
 HalfPlan plan_half_gemm(const GatherProblem& problem, const DeviceInfo& device,
                         const at::Tensor& output, bool within_limits) {
   HalfPlan plan;
-  plan.problem = problem;
   if (!device.wgmma || !within_limits) return plan;
   bool one_phase = true;
   for (const GatherDim& dim : problem.dim) one_phase = one_phase && dim.phases.size() == 1;

@@ -93,9 +93,10 @@ std::string describe(const GemmPlan& plan);
 // kWidened: none takes the problem, and the op widens it to the float32 engine.
 enum class HalfForm { kWidened, kShiftedWindow, kTapRows, kGather };
 
+// The problem itself is not kept: the launch takes the one the plan was made for
+// (OpPlan::gather), so that a call copies no per-dimension phase lists.
 struct HalfPlan {
   HalfForm form = HalfForm::kWidened;
-  GatherProblem problem;
   PhaseProblem phase{};  // the window forms' (the gather plans its own)
   ShiftedWindowPlan window;
   TapRowsPlan tap_rows;

@@ -10,15 +10,17 @@
 
 namespace ct3d::cuda {
 
-struct HalfPlan;  // planner/gemm_plan.h
+struct GatherProblem;  // problem/implicit_gemm_problem.h
+struct HalfPlan;       // planner/gemm_plan.h
 
 // Runs the half form `plan` names (plan_half_gemm, through plan_op: the shifted window,
-// its tap-rows form or the half gather; not kWidened). source, weight: contiguous float16
+// its tap-rows form or the half gather; not kWidened) on `problem`, the one it was
+// planned for (OpPlan::gather). source, weight: contiguous float16
 // or bfloat16 (the same); bias: contiguous in their dtype, or undefined; output: the
 // source's dtype, contiguous or channels-last, as planned. staging_budget: the half
 // gather's chunks of samples (staging.h).
-void launch_half(const HalfPlan& plan, const at::Tensor& source, const at::Tensor& weight,
-                 const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
-                 int64_t staging_budget);
+void launch_half(const HalfPlan& plan, const GatherProblem& problem, const at::Tensor& source,
+                 const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                 cudaStream_t stream, int64_t staging_budget);
 
 }  // namespace ct3d::cuda

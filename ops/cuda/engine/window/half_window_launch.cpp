@@ -6,16 +6,16 @@
 
 namespace ct3d::cuda {
 
-void launch_half(const HalfPlan& plan, const at::Tensor& source, const at::Tensor& weight,
-                 const at::Tensor& bias, at::Tensor& output, cudaStream_t stream,
-                 int64_t staging_budget) {
+void launch_half(const HalfPlan& plan, const GatherProblem& problem, const at::Tensor& source,
+                 const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
+                 cudaStream_t stream, int64_t staging_budget) {
   switch (plan.form) {
     case HalfForm::kShiftedWindow:
-      return launch_half_shifted_window(plan, source, weight, bias, output, stream);
+      return launch_half_shifted_window(plan, problem, source, weight, bias, output, stream);
     case HalfForm::kTapRows:
-      return launch_half_tap_rows(plan, source, weight, bias, output, stream);
+      return launch_half_tap_rows(plan, problem, source, weight, bias, output, stream);
     case HalfForm::kGather:
-      return launch_half_gather(plan.problem, source, weight, bias, output, stream,
+      return launch_half_gather(problem, source, weight, bias, output, stream,
                                 staging_budget);
     case HalfForm::kWidened:
       break;

@@ -18,8 +18,8 @@ void launch_shifted_window(const GemmPlan& plan, const at::Tensor& source, const
 // Runs a plan of the half shifted window (gemm_plan.h: plan_half_gemm): source, weight
 // contiguous float16 or bfloat16 (the same), bias in their dtype or undefined, output in
 // the source's dtype.
-void launch_half_shifted_window(const HalfPlan& plan, const at::Tensor& source,
-                                const at::Tensor& weight, const at::Tensor& bias,
-                                at::Tensor& output, cudaStream_t stream);
+void launch_half_shifted_window(const HalfPlan& plan, const GatherProblem& problem,
+                                const at::Tensor& source, const at::Tensor& weight,
+                                const at::Tensor& bias, at::Tensor& output, cudaStream_t stream);
 
 }  // namespace ct3d::cuda

@@ -119,11 +119,10 @@ void launch_shifted_window(const GemmPlan& gemm_plan, const at::Tensor& source,
   }
 }
 
-void launch_half_shifted_window(const HalfPlan& half_plan, const at::Tensor& source,
-                                const at::Tensor& weight, const at::Tensor& bias,
-                                at::Tensor& output, cudaStream_t stream) {
+void launch_half_shifted_window(const HalfPlan& half_plan, const GatherProblem& problem,
+                                const at::Tensor& source, const at::Tensor& weight,
+                                const at::Tensor& bias, at::Tensor& output, cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(half_plan.form == HalfForm::kShiftedWindow);
-  const GatherProblem& problem = half_plan.problem;
   const PhaseProblem& p = half_plan.phase;
   const ShiftedWindowPlan& plan = half_plan.window;
   const HalfPackedWeights packed =

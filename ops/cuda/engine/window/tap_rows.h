@@ -17,7 +17,8 @@ void launch_tap_rows(const GemmPlan& plan, const at::Tensor& source, const at::T
 
 // Runs a plan of the half tap-rows form (gemm_plan.h: plan_half_gemm); tensors as
 // launch_half_shifted_window's.
-void launch_half_tap_rows(const HalfPlan& plan, const at::Tensor& source, const at::Tensor& weight,
+void launch_half_tap_rows(const HalfPlan& plan, const GatherProblem& problem,
+                          const at::Tensor& source, const at::Tensor& weight,
                           const at::Tensor& bias, at::Tensor& output, cudaStream_t stream);
 
 }  // namespace ct3d::cuda

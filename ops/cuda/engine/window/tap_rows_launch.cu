@@ -222,11 +222,10 @@ void launch_tap_rows(const GemmPlan& gemm_plan, const at::Tensor& source, const 
   }
 }
 
-void launch_half_tap_rows(const HalfPlan& half_plan, const at::Tensor& source,
-                          const at::Tensor& weight, const at::Tensor& bias, at::Tensor& output,
-                          cudaStream_t stream) {
+void launch_half_tap_rows(const HalfPlan& half_plan, const GatherProblem& problem,
+                          const at::Tensor& source, const at::Tensor& weight,
+                          const at::Tensor& bias, at::Tensor& output, cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(half_plan.form == HalfForm::kTapRows);
-  const GatherProblem& problem = half_plan.problem;
   const PhaseProblem& p = half_plan.phase;
   const TapRowsPlan& plan = half_plan.tap_rows;
   const HalfPackedWeights packed =
