@@ -100,6 +100,32 @@ void input_backward_kernel(const ConvGeometry& g, const at::Tensor& grad_output,
   });
 }
 
+// sums[co][ci] = sum over the input positions of a sample's window_k[co][position] *
+// input[ci][position], on ct3d's AVX-512 GEMM: the input channels-last without padding
+// (x_last: rows of width positions of C_in), the window read in place a plane at a time,
+// its rows extent[2] apart, so that no product is spent on the padding between rows
+// (gemm_avx512_rows; KERNEL_LOG, "the CPU weight gradient without the padding's
+// products"). Float32 partial sums over about kReductionChunk positions, added into the
+// float64 `total`.
+template <typename scalar_t>
+void window_products(const ConvGeometry& g, const cpu::PaddedVolume& v, const scalar_t* window,
+                     const scalar_t* x_last, int64_t cin_g, int64_t cout_g,
+                     std::vector<scalar_t>& partial, std::vector<double>& total) {
+  const int64_t depth = g.dim[0].input, height = g.dim[1].input, width = g.dim[2].input;
+  const int64_t plane_positions = height * width;
+  const int64_t planes_per_chunk = std::max<int64_t>(1, kReductionChunk / plane_positions);
+  for (int64_t d0 = 0; d0 < depth; d0 += planes_per_chunk) {
+    const int64_t d1 = std::min(depth, d0 + planes_per_chunk);
+    for (int64_t d = d0; d < d1; ++d) {
+      cpu::gemm_avx512_rows<scalar_t>(cout_g, cin_g, height, width, window + d * v.plane(),
+                                      v.channel_stride(), v.extent[2],
+                                      x_last + d * plane_positions * g.in_channels, g.in_channels,
+                                      width * g.in_channels, partial.data(), cin_g, d > d0);
+    }
+    for (size_t i = 0; i < total.size(); ++i) total[i] += partial[i];
+  }
+}
+
 template <typename scalar_t>
 void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
                             const at::Tensor& grad_output, at::Tensor& grad_weight) {
@@ -107,20 +133,22 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
   const cpu::PaddedVolume& v = r.volume;
   const int64_t cin_g = g.in_channels_per_group(), cout_g = g.out_channels_per_group();
   const int64_t taps = g.taps();
-  // The input on the volumes' grid (zero past each row's and plane's end), so that
-  // the extra positions add nothing.
-  const cpu::PaddedVolume x = cpu::padded_copy(input, {1, 1, 1}, v.extent, {0, 0, 0});
-  const int64_t columns = g.dim[0].input * v.plane();
   const int64_t parts = v.data.size(1);
   // (group, tap, cin_g, cout_g) sums, then into grad_weight's (C_in, cout_g, taps).
   at::Tensor sums = at::empty({g.groups, taps, cin_g, cout_g}, grad_weight.options());
-  // With AVX-512: dL/dw_k^T (cout_g x cin_g) = window_k (cout_g x positions)
-  // @ X^T, X^T being the input channels-last (positions x C_in); else BLAS.
+  // With AVX-512: dL/dw_k^T (cout_g x cin_g) = window_k (cout_g x positions) @ X^T, X^T
+  // the input channels-last (positions x C_in). Else BLAS, on the input on the volumes'
+  // grid (zero past each row's and plane's end, so that the extra positions add nothing).
   const bool own_gemm = cpu::has_avx512();
-  at::Tensor x_last;  // (N, positions, C_in)
+  const int64_t positions = g.dim[0].input * g.dim[1].input * g.dim[2].input;
+  at::Tensor x_last;  // (N, D, H, W, C_in)
+  cpu::PaddedVolume x;
   if (own_gemm) {
-    x_last = x.data.select(1, 0).flatten(2).narrow(2, 0, columns).transpose(1, 2).contiguous();
+    x_last = input.permute({0, 2, 3, 4, 1}).contiguous();
+  } else {
+    x = cpu::padded_copy(input, {1, 1, 1}, v.extent, {0, 0, 0});
   }
+  const int64_t columns = g.dim[0].input * v.plane();
   // The reduction runs over batch x positions (10^6 and more): float32 partial
   // products over kReductionChunk positions at a time, added into a float64 total
   // (one float32 running sum over 5 * 10^5 positive products erred by 4e-5).
@@ -133,26 +161,26 @@ void weight_backward_kernel(const ConvGeometry& g, const at::Tensor& input,
       for (int64_t n = 0; n < g.batch; ++n) {
         const scalar_t* window_data =
             cpu::volume_data<scalar_t>(v, n, r.tap_part[k], group * cout_g) + r.tap_offset[k];
+        if (own_gemm) {
+          window_products<scalar_t>(
+              g, v, window_data,
+              x_last.const_data_ptr<scalar_t>() + n * positions * g.in_channels + group * cin_g,
+              cin_g, cout_g, partial, total);
+          continue;
+        }
         for (int64_t l0 = 0; l0 < columns; l0 += kReductionChunk) {
           const int64_t length = std::min(kReductionChunk, columns - l0);
           // partial[co][ci] = sum over the chunk of window[co][l] * x[ci][l]
-          if (own_gemm) {
-            cpu::gemm_avx512<scalar_t>(cout_g, cin_g, length, window_data + l0, v.channel_stride(),
-                                       x_last.const_data_ptr<scalar_t>() +
-                                           (n * columns + l0) * g.in_channels + group * cin_g,
-                                       g.in_channels, partial.data(), cin_g, false);
-          } else {
-            const at::Tensor window =
-                v.data.as_strided({cout_g, length}, {v.channel_stride(), 1},
-                                  ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) *
-                                          v.channel_stride() +
-                                      r.tap_offset[k] + l0);
-            const at::Tensor xs =
-                x.data.as_strided({length, cin_g}, {1, x.channel_stride()},
-                                  (n * g.in_channels + group * cin_g) * x.channel_stride() + l0);
-            at::Tensor out = at::from_blob(partial.data(), {cout_g, cin_g}, grad_weight.options());
-            at::mm_out(out, window, xs);
-          }
+          const at::Tensor window =
+              v.data.as_strided({cout_g, length}, {v.channel_stride(), 1},
+                                ((n * parts + r.tap_part[k]) * g.out_channels + group * cout_g) *
+                                        v.channel_stride() +
+                                    r.tap_offset[k] + l0);
+          const at::Tensor xs =
+              x.data.as_strided({length, cin_g}, {1, x.channel_stride()},
+                                (n * g.in_channels + group * cin_g) * x.channel_stride() + l0);
+          at::Tensor out = at::from_blob(partial.data(), {cout_g, cin_g}, grad_weight.options());
+          at::mm_out(out, window, xs);
           for (size_t i = 0; i < total.size(); ++i) total[i] += partial[i];
         }
       }

@@ -21,12 +21,20 @@ namespace {
 constexpr int kRows = 8;         // rows of C per micro-tile
 constexpr int64_t kDepth = 256;  // reduction per pass over C
 
+// The reduction of a micro-tile: `segments` runs of `length` consecutive k, run j's
+// A columns from a + j * a_step and B rows from b + j * b_step (one run for a plain
+// GEMM; a weight gradient's input rows skip the padding between its window's rows).
+struct Reduction {
+  int64_t segments, length, a_step, b_step;
+};
+
 // One micro-tile: rows x (up to) two vectors of columns of C, the reduction over k.
 // `mask0`/`mask1` cover the columns that exist (the last tile may be narrower).
 template <typename T, int kTileRows>
-__attribute__((target("avx512f"))) void micro_tile(int64_t k, const T* a, int64_t lda, const T* b,
-                                                   int64_t ldb, T* c, int64_t ldc, bool accumulate,
-                                                   unsigned mask0, unsigned mask1) {
+__attribute__((target("avx512f"))) void micro_tile(Reduction k, const T* a, int64_t lda,
+                                                   const T* b, int64_t ldb, T* c, int64_t ldc,
+                                                   bool accumulate, unsigned mask0,
+                                                   unsigned mask1) {
   using V = Vector<T>;
   constexpr int kLanes = V::kLanes;
   typename V::type acc[kTileRows][2];
@@ -35,14 +43,16 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t k, const T* a, int64_
     acc[i][0] = accumulate ? V::load(mask0, c + i * ldc) : V::zero();
     acc[i][1] = accumulate ? V::load(mask1, c + i * ldc + kLanes) : V::zero();
   }
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const typename V::type b0 = V::load(mask0, b + kk * ldb);
-    const typename V::type b1 = V::load(mask1, b + kk * ldb + kLanes);
+  for (int64_t j = 0; j < k.segments; ++j, a += k.a_step, b += k.b_step) {
+    for (int64_t kk = 0; kk < k.length; ++kk) {
+      const typename V::type b0 = V::load(mask0, b + kk * ldb);
+      const typename V::type b1 = V::load(mask1, b + kk * ldb + kLanes);
 #pragma GCC unroll 8
-    for (int i = 0; i < kTileRows; ++i) {
-      const typename V::type ai = V::broadcast(a[i * lda + kk]);
-      acc[i][0] = V::fma(ai, b0, acc[i][0]);
-      acc[i][1] = V::fma(ai, b1, acc[i][1]);
+      for (int i = 0; i < kTileRows; ++i) {
+        const typename V::type ai = V::broadcast(a[i * lda + kk]);
+        acc[i][0] = V::fma(ai, b0, acc[i][0]);
+        acc[i][1] = V::fma(ai, b1, acc[i][1]);
+      }
     }
   }
 #pragma GCC unroll 8
@@ -56,17 +66,21 @@ __attribute__((target("avx512f"))) void micro_tile(int64_t k, const T* a, int64_
 // per load stay the same (a weight gradient with 16 input channels wasted half of
 // every two-vector tile).
 template <typename T, int kTileRows>
-__attribute__((target("avx512f"))) void narrow_tile(int64_t k, const T* a, int64_t lda, const T* b,
-                                                    int64_t ldb, T* c, int64_t ldc, bool accumulate,
-                                                    unsigned mask) {
+__attribute__((target("avx512f"))) void narrow_tile(Reduction k, const T* a, int64_t lda,
+                                                    const T* b, int64_t ldb, T* c, int64_t ldc,
+                                                    bool accumulate, unsigned mask) {
   using V = Vector<T>;
   typename V::type acc[kTileRows];
 #pragma GCC unroll 16
   for (int i = 0; i < kTileRows; ++i) acc[i] = accumulate ? V::load(mask, c + i * ldc) : V::zero();
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const typename V::type b0 = V::load(mask, b + kk * ldb);
+  for (int64_t j = 0; j < k.segments; ++j, a += k.a_step, b += k.b_step) {
+    for (int64_t kk = 0; kk < k.length; ++kk) {
+      const typename V::type b0 = V::load(mask, b + kk * ldb);
 #pragma GCC unroll 16
-    for (int i = 0; i < kTileRows; ++i) acc[i] = V::fma(V::broadcast(a[i * lda + kk]), b0, acc[i]);
+      for (int i = 0; i < kTileRows; ++i) {
+        acc[i] = V::fma(V::broadcast(a[i * lda + kk]), b0, acc[i]);
+      }
+    }
   }
 #pragma GCC unroll 16
   for (int i = 0; i < kTileRows; ++i) V::store(c + i * ldc, mask, acc[i]);
@@ -75,10 +89,10 @@ __attribute__((target("avx512f"))) void narrow_tile(int64_t k, const T* a, int64
 constexpr int kNarrowRows = 16;
 
 template <typename T>
-using MicroTile = void (*)(int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
+using MicroTile = void (*)(Reduction, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
                            unsigned, unsigned);
 template <typename T>
-using NarrowTile = void (*)(int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
+using NarrowTile = void (*)(Reduction, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
                             unsigned);
 
 template <typename T, int... kCounts>
@@ -97,35 +111,46 @@ unsigned mask_of(int64_t count, int lanes) {
   return count >= lanes ? (1u << lanes) - 1 : (1u << count) - 1;
 }
 
+// C (m x n) [+]= A * B over the reduction `k` (Reduction), in blocks of about kDepth k
+// (whole segments; a segment longer than kDepth is split), then columns: a block's
+// panel of B (kDepth x two vectors) stays in L1 while every row block of A streams
+// past it.
 template <typename T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
-          int64_t ldc, bool accumulate) {
+void gemm(int64_t m, int64_t n, Reduction k, const T* a, int64_t lda, const T* b, int64_t ldb,
+          T* c, int64_t ldc, bool accumulate) {
   constexpr int kLanes = Vector<T>::kLanes;
   static constexpr auto kMicroTiles = micro_tiles<T>(std::make_integer_sequence<int, kRows>{});
   static constexpr auto kNarrowTiles =
       narrow_tiles<T>(std::make_integer_sequence<int, kNarrowRows>{});
-  // The reduction in blocks of kDepth, then columns: a block's panel of B (kDepth x
-  // two vectors) stays in L1 while every row block of A streams past it.
-  for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-    const int64_t depth = std::min<int64_t>(kDepth, k - k0);
-    const bool add = accumulate || k0 > 0;
-    if (n <= kLanes) {
-      const unsigned mask = mask_of(n, kLanes);
-      for (int64_t m0 = 0; m0 < m; m0 += kNarrowRows) {
-        const int64_t rows = std::min<int64_t>(kNarrowRows, m - m0);
-        kNarrowTiles[rows - 1](depth, a + m0 * lda + k0, lda, b + k0 * ldb, ldb, c + m0 * ldc, ldc,
-                               add, mask);
+  const int64_t block_segments = std::max<int64_t>(1, kDepth / std::max<int64_t>(1, k.length));
+  const int64_t block_length = std::min(k.length, kDepth);
+  bool add = accumulate;
+  for (int64_t j0 = 0; j0 < k.segments; j0 += block_segments) {
+    for (int64_t k0 = 0; k0 < k.length; k0 += block_length) {
+      const Reduction block{std::min(block_segments, k.segments - j0),
+                            std::min(block_length, k.length - k0), k.a_step, k.b_step};
+      const T* a_block = a + j0 * k.a_step + k0;
+      const T* b_block = b + j0 * k.b_step + k0 * ldb;
+      if (n <= kLanes) {
+        const unsigned mask = mask_of(n, kLanes);
+        for (int64_t m0 = 0; m0 < m; m0 += kNarrowRows) {
+          const int64_t rows = std::min<int64_t>(kNarrowRows, m - m0);
+          kNarrowTiles[rows - 1](block, a_block + m0 * lda, lda, b_block, ldb, c + m0 * ldc, ldc,
+                                 add, mask);
+        }
+      } else {
+        for (int64_t n0 = 0; n0 < n; n0 += 2 * kLanes) {
+          const int64_t width = std::min<int64_t>(2 * kLanes, n - n0);
+          const unsigned mask0 = mask_of(width, kLanes);
+          const unsigned mask1 = mask_of(width - kLanes, kLanes);
+          for (int64_t m0 = 0; m0 < m; m0 += kRows) {
+            const int64_t rows = std::min<int64_t>(kRows, m - m0);
+            kMicroTiles[rows - 1](block, a_block + m0 * lda, lda, b_block + n0, ldb,
+                                  c + m0 * ldc + n0, ldc, add, mask0, mask1);
+          }
+        }
       }
-      continue;
-    }
-    for (int64_t n0 = 0; n0 < n; n0 += 2 * kLanes) {
-      const int64_t width = std::min<int64_t>(2 * kLanes, n - n0);
-      const unsigned mask0 = mask_of(width, kLanes), mask1 = mask_of(width - kLanes, kLanes);
-      for (int64_t m0 = 0; m0 < m; m0 += kRows) {
-        const int64_t rows = std::min<int64_t>(kRows, m - m0);
-        kMicroTiles[rows - 1](depth, a + m0 * lda + k0, lda, b + k0 * ldb + n0, ldb,
-                              c + m0 * ldc + n0, ldc, add, mask0, mask1);
-      }
+      add = true;
     }
   }
 }
@@ -141,7 +166,14 @@ bool has_avx512() {
 template <typename T>
 void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
                  T* c, int64_t ldc, bool accumulate) {
-  gemm<T>(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  gemm<T>(m, n, Reduction{1, k, 0, 0}, a, lda, b, ldb, c, ldc, accumulate);
+}
+
+template <typename T>
+void gemm_avx512_rows(int64_t m, int64_t n, int64_t segments, int64_t length, const T* a,
+                      int64_t lda, int64_t a_step, const T* b, int64_t ldb, int64_t b_step, T* c,
+                      int64_t ldc, bool accumulate) {
+  gemm<T>(m, n, Reduction{segments, length, a_step, b_step}, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 #else  // not x86-64: no AVX-512; the callers use BLAS.
@@ -154,11 +186,24 @@ void gemm_avx512(int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t
   TORCH_INTERNAL_ASSERT(false, "gemm_avx512 called on a CPU without AVX-512");
 }
 
+template <typename T>
+void gemm_avx512_rows(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*,
+                      int64_t, int64_t, T*, int64_t, bool) {
+  TORCH_INTERNAL_ASSERT(false, "gemm_avx512_rows called on a CPU without AVX-512");
+}
+
 #endif
 
 template void gemm_avx512<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*,
                                  int64_t, float*, int64_t, bool);
 template void gemm_avx512<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*,
                                   int64_t, double*, int64_t, bool);
+
+template void gemm_avx512_rows<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t,
+                                      int64_t, const float*, int64_t, int64_t, float*, int64_t,
+                                      bool);
+template void gemm_avx512_rows<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t,
+                                       int64_t, const double*, int64_t, int64_t, double*, int64_t,
+                                       bool);
 
 }  // namespace ct3d::cpu

@@ -18,4 +18,13 @@ template <typename T>
 void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
                  T* c, int64_t ldc, bool accumulate);
 
+// The same with the reduction in `segments` runs of `length`: C [+]= sum over runs j of
+// A_j (m x length: a + j * a_step, row stride lda) * B_j (length x n: b + j * b_step, row
+// stride ldb). A weight gradient's reduction over input positions skips the padding
+// between its window's rows this way (conv_transpose3d_backward_cpu.cpp).
+template <typename T>
+void gemm_avx512_rows(int64_t m, int64_t n, int64_t segments, int64_t length, const T* a,
+                      int64_t lda, int64_t a_step, const T* b, int64_t ldb, int64_t b_step, T* c,
+                      int64_t ldc, bool accumulate);
+
 }  // namespace ct3d::cpu
