@@ -104,7 +104,7 @@ void input_backward_kernel(const ConvGeometry& g, const at::Tensor& grad_output,
 // input[ci][position], on ct3d's AVX-512 GEMM: the input channels-last without padding
 // (x_last: rows of width positions of C_in), the window read in place a plane at a time,
 // its rows extent[2] apart, so that no product is spent on the padding between rows
-// (gemm_avx512_rows; KERNEL_LOG, "the CPU weight gradient without the padding's
+// (gemm_avx512_runs; KERNEL_LOG, "the CPU weight gradient without the padding's
 // products"). Float32 partial sums over about kReductionChunk positions, added into the
 // float64 `total`.
 template <typename scalar_t>
@@ -117,10 +117,12 @@ void window_products(const ConvGeometry& g, const cpu::PaddedVolume& v, const sc
   for (int64_t d0 = 0; d0 < depth; d0 += planes_per_chunk) {
     const int64_t d1 = std::min(depth, d0 + planes_per_chunk);
     for (int64_t d = d0; d < d1; ++d) {
-      cpu::gemm_avx512_rows<scalar_t>(cout_g, cin_g, height, width, window + d * v.plane(),
-                                      v.channel_stride(), v.extent[2],
+      // One run per input row: the window's rows extent[2] apart, the input's dense.
+      const cpu::GemmRuns rows{height, width, v.extent[2], width * g.in_channels, nullptr};
+      cpu::gemm_avx512_runs<scalar_t>(cout_g, cin_g, rows, window + d * v.plane(),
+                                      v.channel_stride(),
                                       x_last + d * plane_positions * g.in_channels, g.in_channels,
-                                      width * g.in_channels, partial.data(), cin_g, d > d0);
+                                      partial.data(), cin_g, d > d0);
     }
     for (size_t i = 0; i < total.size(); ++i) total[i] += partial[i];
   }

@@ -21,17 +21,10 @@ namespace {
 constexpr int kRows = 8;         // rows of C per micro-tile
 constexpr int64_t kDepth = 256;  // reduction per pass over C
 
-// The reduction of a micro-tile: `segments` runs of `length` consecutive k, run j's
-// A columns from a + j * a_step and B rows from b + j * b_step (one run for a plain
-// GEMM; a weight gradient's input rows skip the padding between its window's rows).
-struct Reduction {
-  int64_t segments, length, a_step, b_step;
-};
-
 // One micro-tile: rows x (up to) two vectors of columns of C, the reduction over k.
 // `mask0`/`mask1` cover the columns that exist (the last tile may be narrower).
 template <typename T, int kTileRows>
-__attribute__((target("avx512f"))) void micro_tile(Reduction k, const T* a, int64_t lda,
+__attribute__((target("avx512f"))) void micro_tile(const GemmRuns& k, const T* a, int64_t lda,
                                                    const T* b, int64_t ldb, T* c, int64_t ldc,
                                                    bool accumulate, unsigned mask0,
                                                    unsigned mask1) {
@@ -43,10 +36,12 @@ __attribute__((target("avx512f"))) void micro_tile(Reduction k, const T* a, int6
     acc[i][0] = accumulate ? V::load(mask0, c + i * ldc) : V::zero();
     acc[i][1] = accumulate ? V::load(mask1, c + i * ldc + kLanes) : V::zero();
   }
-  for (int64_t j = 0; j < k.segments; ++j, a += k.a_step, b += k.b_step) {
-    for (int64_t kk = 0; kk < k.length; ++kk) {
-      const typename V::type b0 = V::load(mask0, b + kk * ldb);
-      const typename V::type b1 = V::load(mask1, b + kk * ldb + kLanes);
+  const int64_t length = k.length;  // in a register: the loops below read it every step
+  for (int64_t j = 0; j < k.count; ++j, a += k.a_step) {
+    const T* bj = b + (k.b_offsets != nullptr ? k.b_offsets[j] : j * k.b_step);
+    for (int64_t kk = 0; kk < length; ++kk) {
+      const typename V::type b0 = V::load(mask0, bj + kk * ldb);
+      const typename V::type b1 = V::load(mask1, bj + kk * ldb + kLanes);
 #pragma GCC unroll 8
       for (int i = 0; i < kTileRows; ++i) {
         const typename V::type ai = V::broadcast(a[i * lda + kk]);
@@ -66,16 +61,18 @@ __attribute__((target("avx512f"))) void micro_tile(Reduction k, const T* a, int6
 // per load stay the same (a weight gradient with 16 input channels wasted half of
 // every two-vector tile).
 template <typename T, int kTileRows>
-__attribute__((target("avx512f"))) void narrow_tile(Reduction k, const T* a, int64_t lda,
+__attribute__((target("avx512f"))) void narrow_tile(const GemmRuns& k, const T* a, int64_t lda,
                                                     const T* b, int64_t ldb, T* c, int64_t ldc,
                                                     bool accumulate, unsigned mask) {
   using V = Vector<T>;
   typename V::type acc[kTileRows];
 #pragma GCC unroll 16
   for (int i = 0; i < kTileRows; ++i) acc[i] = accumulate ? V::load(mask, c + i * ldc) : V::zero();
-  for (int64_t j = 0; j < k.segments; ++j, a += k.a_step, b += k.b_step) {
-    for (int64_t kk = 0; kk < k.length; ++kk) {
-      const typename V::type b0 = V::load(mask, b + kk * ldb);
+  const int64_t length = k.length;  // in a register: the loops below read it every step
+  for (int64_t j = 0; j < k.count; ++j, a += k.a_step) {
+    const T* bj = b + (k.b_offsets != nullptr ? k.b_offsets[j] : j * k.b_step);
+    for (int64_t kk = 0; kk < length; ++kk) {
+      const typename V::type b0 = V::load(mask, bj + kk * ldb);
 #pragma GCC unroll 16
       for (int i = 0; i < kTileRows; ++i) {
         acc[i] = V::fma(V::broadcast(a[i * lda + kk]), b0, acc[i]);
@@ -89,10 +86,10 @@ __attribute__((target("avx512f"))) void narrow_tile(Reduction k, const T* a, int
 constexpr int kNarrowRows = 16;
 
 template <typename T>
-using MicroTile = void (*)(Reduction, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
+using MicroTile = void (*)(const GemmRuns&, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
                            unsigned, unsigned);
 template <typename T>
-using NarrowTile = void (*)(Reduction, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
+using NarrowTile = void (*)(const GemmRuns&, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
                             unsigned);
 
 template <typename T, int... kCounts>
@@ -111,26 +108,27 @@ unsigned mask_of(int64_t count, int lanes) {
   return count >= lanes ? (1u << lanes) - 1 : (1u << count) - 1;
 }
 
-// C (m x n) [+]= A * B over the reduction `k` (Reduction), in blocks of about kDepth k
-// (whole segments; a segment longer than kDepth is split), then columns: a block's
-// panel of B (kDepth x two vectors) stays in L1 while every row block of A streams
-// past it.
+// C (m x n) [+]= A * B over the runs `k`, in blocks of about kDepth of the reduction
+// (whole runs; a run longer than kDepth is split), then columns: a block's panel of B
+// (kDepth x two vectors) stays in L1 while every row block of A streams past it.
 template <typename T>
-void gemm(int64_t m, int64_t n, Reduction k, const T* a, int64_t lda, const T* b, int64_t ldb,
-          T* c, int64_t ldc, bool accumulate) {
+void gemm(int64_t m, int64_t n, const GemmRuns& k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T* c, int64_t ldc, bool accumulate) {
   constexpr int kLanes = Vector<T>::kLanes;
   static constexpr auto kMicroTiles = micro_tiles<T>(std::make_integer_sequence<int, kRows>{});
   static constexpr auto kNarrowTiles =
       narrow_tiles<T>(std::make_integer_sequence<int, kNarrowRows>{});
-  const int64_t block_segments = std::max<int64_t>(1, kDepth / std::max<int64_t>(1, k.length));
+  const int64_t block_runs = std::max<int64_t>(1, kDepth / std::max<int64_t>(1, k.length));
   const int64_t block_length = std::min(k.length, kDepth);
   bool add = accumulate;
-  for (int64_t j0 = 0; j0 < k.segments; j0 += block_segments) {
+  for (int64_t j0 = 0; j0 < k.count; j0 += block_runs) {
     for (int64_t k0 = 0; k0 < k.length; k0 += block_length) {
-      const Reduction block{std::min(block_segments, k.segments - j0),
-                            std::min(block_length, k.length - k0), k.a_step, k.b_step};
+      GemmRuns block = k;
+      block.count = std::min(block_runs, k.count - j0);
+      block.length = std::min(block_length, k.length - k0);
+      if (k.b_offsets != nullptr) block.b_offsets = k.b_offsets + j0;
       const T* a_block = a + j0 * k.a_step + k0;
-      const T* b_block = b + j0 * k.b_step + k0 * ldb;
+      const T* b_block = (k.b_offsets != nullptr ? b : b + j0 * k.b_step) + k0 * ldb;
       if (n <= kLanes) {
         const unsigned mask = mask_of(n, kLanes);
         for (int64_t m0 = 0; m0 < m; m0 += kNarrowRows) {
@@ -166,14 +164,13 @@ bool has_avx512() {
 template <typename T>
 void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
                  T* c, int64_t ldc, bool accumulate) {
-  gemm<T>(m, n, Reduction{1, k, 0, 0}, a, lda, b, ldb, c, ldc, accumulate);
+  gemm<T>(m, n, GemmRuns{1, k, 0, 0, nullptr}, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 template <typename T>
-void gemm_avx512_rows(int64_t m, int64_t n, int64_t segments, int64_t length, const T* a,
-                      int64_t lda, int64_t a_step, const T* b, int64_t ldb, int64_t b_step, T* c,
-                      int64_t ldc, bool accumulate) {
-  gemm<T>(m, n, Reduction{segments, length, a_step, b_step}, a, lda, b, ldb, c, ldc, accumulate);
+void gemm_avx512_runs(int64_t m, int64_t n, const GemmRuns& runs, const T* a, int64_t lda,
+                      const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  gemm<T>(m, n, runs, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 #else  // not x86-64: no AVX-512; the callers use BLAS.
@@ -187,9 +184,9 @@ void gemm_avx512(int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t
 }
 
 template <typename T>
-void gemm_avx512_rows(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*,
-                      int64_t, int64_t, T*, int64_t, bool) {
-  TORCH_INTERNAL_ASSERT(false, "gemm_avx512_rows called on a CPU without AVX-512");
+void gemm_avx512_runs(int64_t, int64_t, const GemmRuns&, const T*, int64_t, const T*, int64_t, T*,
+                      int64_t, bool) {
+  TORCH_INTERNAL_ASSERT(false, "gemm_avx512_runs called on a CPU without AVX-512");
 }
 
 #endif
@@ -199,11 +196,9 @@ template void gemm_avx512<float>(int64_t, int64_t, int64_t, const float*, int64_
 template void gemm_avx512<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*,
                                   int64_t, double*, int64_t, bool);
 
-template void gemm_avx512_rows<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t,
-                                      int64_t, const float*, int64_t, int64_t, float*, int64_t,
-                                      bool);
-template void gemm_avx512_rows<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t,
-                                       int64_t, const double*, int64_t, int64_t, double*, int64_t,
-                                       bool);
+template void gemm_avx512_runs<float>(int64_t, int64_t, const GemmRuns&, const float*, int64_t,
+                                      const float*, int64_t, float*, int64_t, bool);
+template void gemm_avx512_runs<double>(int64_t, int64_t, const GemmRuns&, const double*, int64_t,
+                                       const double*, int64_t, double*, int64_t, bool);
 
 }  // namespace ct3d::cpu

@@ -18,13 +18,20 @@ template <typename T>
 void gemm_avx512(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
                  T* c, int64_t ldc, bool accumulate);
 
-// The same with the reduction in `segments` runs of `length`: C [+]= sum over runs j of
-// A_j (m x length: a + j * a_step, row stride lda) * B_j (length x n: b + j * b_step, row
-// stride ldb). A weight gradient's reduction over input positions skips the padding
-// between its window's rows this way (conv_transpose3d_backward_cpu.cpp).
+// A reduction in runs: run j multiplies `length` consecutive columns of A from
+// a + j * a_step by as many rows of B from b + b_offsets[j] (b + j * b_step where
+// b_offsets is null). A weight gradient's reduction over input positions skips the
+// padding between its window's rows this way, a gradient's over taps reads each tap's
+// window where it lies (conv_transpose3d_backward_cpu.cpp, shifted_gemm.cpp).
+struct GemmRuns {
+  int64_t count = 1, length = 0, a_step = 0, b_step = 0;
+  const int64_t* b_offsets = nullptr;
+};
+
+// C (m x n, row stride ldc) = [C +] sum over the runs of A_j (m x length, row stride
+// lda) * B_j (length x n, row stride ldb). As gemm_avx512 otherwise.
 template <typename T>
-void gemm_avx512_rows(int64_t m, int64_t n, int64_t segments, int64_t length, const T* a,
-                      int64_t lda, int64_t a_step, const T* b, int64_t ldb, int64_t b_step, T* c,
-                      int64_t ldc, bool accumulate);
+void gemm_avx512_runs(int64_t m, int64_t n, const GemmRuns& runs, const T* a, int64_t lda,
+                      const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate);
 
 }  // namespace ct3d::cpu

@@ -98,16 +98,17 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
     return;
   }
   const int64_t columns = tile.size(1);
-  const bool own_gemm = has_avx512();
-  if (own_gemm && k >= kDirectWindowRows) {
-    // ct3d's own kernel reads each tap's window where it lies (rows a channel
-    // stride apart): no copies, one GEMM per tap into the same tile. With fewer
-    // rows per tap the tile's loads and stores per pass outweigh the copies.
-    for (int64_t t = 0; t < taps; ++t) {
-      gemm_avx512<scalar_t>(tile.size(0), columns, k, weights.const_data_ptr<scalar_t>() + t * k,
-                            weights.stride(0), window(t), row_stride,
-                            tile.mutable_data_ptr<scalar_t>(), columns, t > 0);
-    }
+  if (has_avx512()) {
+    // ct3d's own kernel reads each tap's window where it lies (rows a channel stride
+    // apart), one run of the reduction a tap: no copies, and the tile loaded and stored
+    // once per kDepth of the reduction (KERNEL_LOG, "the CPU's taps as runs").
+    std::vector<int64_t> offsets(taps);
+    const scalar_t* first = window(0);
+    for (int64_t t = 0; t < taps; ++t) offsets[t] = window(t) - first;
+    const GemmRuns runs{taps, k, k, 0, offsets.data()};
+    gemm_avx512_runs<scalar_t>(tile.size(0), columns, runs, weights.const_data_ptr<scalar_t>(),
+                               weights.stride(0), first, row_stride,
+                               tile.mutable_data_ptr<scalar_t>(), columns, false);
     return;
   }
   const int64_t chunk = std::max<int64_t>(1, kTapChunkRows / k);
@@ -122,12 +123,6 @@ void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, in
       }
     }
     const at::Tensor a = weights.narrow(1, t0 * k, count * k);
-    if (own_gemm) {
-      gemm_avx512<scalar_t>(tile.size(0), columns, count * k, a.const_data_ptr<scalar_t>(),
-                            a.stride(0), column_buffer.data(), columns,
-                            tile.mutable_data_ptr<scalar_t>(), columns, t0 > 0);
-      continue;
-    }
     const at::Tensor windows =
         at::from_blob(column_buffer.data(), {count * k, columns}, tile.options());
     if (t0 == 0) {

@@ -41,18 +41,16 @@ PaddedVolume padded_copy(const at::Tensor& source, std::array<int64_t, 3> stride
 
 // tile (M x columns) = sum over taps t of weights[:, t K : (t + 1) K] @ W_t, where
 // W_t is the K x columns window whose row r starts at window(t) + r * row_stride.
-// Narrow taps go into one GEMM a few at a time: their windows are copied (memcpy
-// per row) into `column_buffer`, at most kTapChunkRows x columns, so that the
-// reduction is long enough (one BLAS GEMM per tap, with K = 16 channels, ran 10x
-// slower). The GEMM is ct3d's AVX-512 kernel for float32 where the CPU has it
-// (gemm_avx512.h), else at::mm; single-threaded inside the callers'
-// parallel_for, in a fixed order, so the result does not depend on threads.
+// With AVX-512, ct3d's kernel (gemm_avx512.h) reads every window where it lies, one
+// run of its reduction a tap. Otherwise BLAS, the taps a few at a time: their windows
+// copied (memcpy per row) into `column_buffer`, at most kTapChunkRows x columns, so
+// that the reduction is long enough (one BLAS GEMM per tap, with K = 16 channels, ran
+// 10x slower). Single-threaded inside the callers' parallel_for, in a fixed order, so
+// the result does not depend on threads.
 constexpr int64_t kTapChunkRows = 256;
 // A task's accumulator tile: about this many bytes (it stays in L2 while every tap's
 // GEMM adds into it).
 constexpr int64_t kTileBytes = 256 * 1024;
-// With the AVX-512 kernel, taps of at least this many rows are multiplied in place.
-constexpr int64_t kDirectWindowRows = 48;
 template <typename scalar_t>
 void multiply_taps(at::Tensor& tile, const at::Tensor& weights, int64_t taps, int64_t k,
                    const std::function<const scalar_t*(int64_t)>& window, int64_t row_stride,
