@@ -113,7 +113,8 @@ void window_products(const ConvGeometry& g, const cpu::PaddedVolume& v, const sc
                      std::vector<scalar_t>& partial, std::vector<double>& total) {
   const int64_t depth = g.dim[0].input, height = g.dim[1].input, width = g.dim[2].input;
   const int64_t plane_positions = height * width;
-  const int64_t planes_per_chunk = std::max<int64_t>(1, kReductionChunk / plane_positions);
+  const int64_t planes_per_chunk =
+      std::max<int64_t>(1, kReductionChunk / std::max<int64_t>(1, plane_positions));
   for (int64_t d0 = 0; d0 < depth; d0 += planes_per_chunk) {
     const int64_t d1 = std::min(depth, d0 + planes_per_chunk);
     for (int64_t d = d0; d < d1; ++d) {
