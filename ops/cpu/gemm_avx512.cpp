@@ -86,11 +86,11 @@ __attribute__((target("avx512f"))) void narrow_tile(const GemmRuns& k, const T* 
 constexpr int kNarrowRows = 16;
 
 template <typename T>
-using MicroTile = void (*)(const GemmRuns&, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
-                           unsigned, unsigned);
+using MicroTile = void (*)(const GemmRuns&, const T*, int64_t, const T*, int64_t, T*, int64_t,
+                           bool, unsigned, unsigned);
 template <typename T>
-using NarrowTile = void (*)(const GemmRuns&, const T*, int64_t, const T*, int64_t, T*, int64_t, bool,
-                            unsigned);
+using NarrowTile = void (*)(const GemmRuns&, const T*, int64_t, const T*, int64_t, T*, int64_t,
+                            bool, unsigned);
 
 template <typename T, int... kCounts>
 constexpr std::array<MicroTile<T>, sizeof...(kCounts)> micro_tiles(
